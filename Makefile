@@ -1,0 +1,62 @@
+# cardroom: `make run` starts the whole service locally, `make test` runs the suite.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PROTO_DIR := protos
+PROTO_SRC := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator.proto
+PROTO_OUT := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator_pb2_grpc.py
+
+.PHONY: all install protos run test test-fast lint bench bench-evaluator loadtest demo clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+$(PROTO_OUT): $(PROTO_SRC) $(STAMP)
+	$(BIN)/python -m grpc_tools.protoc -I$(PROTO_DIR) \
+		--plugin=protoc-gen-mypy=$(BIN)/protoc-gen-mypy \
+		--plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc \
+		--python_out=$(PROTO_DIR) --grpc_python_out=$(PROTO_DIR) --mypy_out=$(PROTO_DIR) \
+		--mypy_grpc_out=$(PROTO_DIR) $(PROTO_SRC)
+	touch $(PROTO_DIR)/cardroom/__init__.py $(PROTO_DIR)/cardroom/evaluator/__init__.py \
+		$(PROTO_DIR)/cardroom/evaluator/v1/__init__.py
+	touch $@
+
+protos: $(PROTO_OUT)
+
+run: protos
+	$(BIN)/python -m deploy.local_run
+
+test: protos
+	$(BIN)/python -m pytest -q
+
+test-fast: protos
+	$(BIN)/python -m pytest -q tests/unit
+
+lint: protos
+	$(BIN)/ruff check api evaluator tests bench deploy
+	$(BIN)/ruff format --check api evaluator tests bench deploy
+	$(BIN)/mypy api evaluator
+
+bench: bench-evaluator
+
+bench-evaluator: protos
+	$(BIN)/python -m bench.evaluator_bench
+
+loadtest: protos
+	$(BIN)/python -m evaluator.loadtest $(ARGS)
+
+demo: protos
+	$(BIN)/python -m deploy.demo $(ARGS)
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	find $(PROTO_DIR) -name '*_pb2*.py*' -delete

@@ -1,0 +1,237 @@
+"""`make bench-evaluator`: the evaluator's speed, measured against a baseline in one run.
+
+Starts `python -m evaluator` on a free loopback port and measures from this process
+(client and server on the same machine, as a load tester would run them):
+
+- Guts-3 and Paiute (6-card) hands/s through EvaluateStream and Evaluate, 1,000
+  hands per message, full replies (strengths, categories, descriptions);
+- single-hand Evaluate calls/s next to empty Ping calls/s on the same server;
+- the baseline: PokerKit's RhodeIslandHoldemHand ranking the same 3-card hands in
+  process, from card text and from pre-parsed Card objects.
+
+Every figure is the median of `--rounds` rounds; ratios are of medians. Results are
+also written as JSON to bench/results/evaluator.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+
+from cardroom.evaluator.v1 import evaluator_pb2 as pb
+from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
+from evaluator.loadtest import build_requests
+
+HANDS_PER_MESSAGE = 1000
+RESULTS = Path(__file__).parent / "results" / "evaluator.json"
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_evaluator(port: int) -> subprocess.Popen[bytes]:
+    """The evaluator in its own process, ready to serve."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "evaluator",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--metrics-port",
+            "0",
+            "--log-level",
+            "warning",
+        ],
+        env={**os.environ},
+    )
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    pb_grpc.EvaluatorStub(channel).Ping(pb.PingRequest(), wait_for_ready=True, timeout=60)
+    channel.close()
+    return process
+
+
+def median_rate(measure: Callable[[], float], rounds: int) -> tuple[float, list[float]]:
+    """The median of `rounds` rates, and all of them."""
+    rates = [measure() for _ in range(rounds)]
+    return statistics.median(rates), rates
+
+
+def stream_rate(
+    stub: pb_grpc.EvaluatorStub, requests: list[pb.EvaluateRequest], messages: int
+) -> float:
+    """Hands/s through one EvaluateStream carrying `messages` requests."""
+    outgoing = (requests[i % len(requests)] for i in range(messages))
+    started = time.perf_counter()
+    hands = sum(len(reply.strengths) for reply in stub.EvaluateStream(outgoing))
+    return hands / (time.perf_counter() - started)
+
+
+def unary_rate(
+    stub: pb_grpc.EvaluatorStub, requests: list[pb.EvaluateRequest], calls: int, in_flight: int = 4
+) -> float:
+    """Hands/s through Evaluate, keeping `in_flight` calls outstanding."""
+    pending: list[grpc.Future] = []
+    hands = 0
+    started = time.perf_counter()
+    for i in range(calls):
+        pending.append(stub.Evaluate.future(requests[i % len(requests)]))
+        if len(pending) >= in_flight:
+            hands += len(pending.pop(0).result().strengths)
+    hands += sum(len(future.result().strengths) for future in pending)
+    return hands / (time.perf_counter() - started)
+
+
+def call_rate(call: Callable[[], object], calls: int) -> float:
+    """Sequential calls/s."""
+    started = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return calls / (time.perf_counter() - started)
+
+
+def pokerkit_rates(requests: list[pb.EvaluateRequest], hands: int) -> tuple[float, float]:
+    """PokerKit hands/s in process: from card text, and from pre-parsed Card objects."""
+    from pokerkit import Card, RhodeIslandHoldemHand
+
+    ranks, suits = "23456789TJQKA", "cdhs"
+    texts = []
+    for request in requests:
+        data = request.packed_hands
+        for i in range(0, len(data), 3):
+            texts.append("".join(ranks[c // 4] + suits[c % 4] for c in data[i : i + 3]))
+    texts = (texts * (hands // len(texts) + 1))[:hands]
+    started = time.perf_counter()
+    for text in texts:
+        RhodeIslandHoldemHand(text)
+    from_text = hands / (time.perf_counter() - started)
+    parsed = [tuple(Card.parse(text)) for text in texts]
+    started = time.perf_counter()
+    for cards in parsed:
+        RhodeIslandHoldemHand(cards)
+    from_cards = hands / (time.perf_counter() - started)
+    return from_text, from_cards
+
+
+def main() -> None:
+    """Run every measurement and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--messages", type=int, default=2000, help="messages per stream round")
+    parser.add_argument("--calls", type=int, default=1000, help="unary calls per round")
+    parser.add_argument("--single", type=int, default=2000, help="single-hand calls per round")
+    arguments = parser.parse_args()
+    port = free_port()
+    server = start_evaluator(port)
+    try:
+        results = measure(port, arguments)
+    finally:
+        server.terminate()
+        server.wait(30)
+    report(results)
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2))
+    print(f"\nresults written to {RESULTS}")
+
+
+def measure(port: int, arguments: argparse.Namespace) -> dict[str, object]:
+    """All measurements against the evaluator on `port`."""
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    stub = pb_grpc.EvaluatorStub(channel)
+    rounds = arguments.rounds
+    guts = build_requests("guts3", HANDS_PER_MESSAGE, seed=1, describe=True)
+    paiute = build_requests("paiute", HANDS_PER_MESSAGE, seed=2, describe=True)
+    guts_bare = build_requests("guts3", HANDS_PER_MESSAGE, seed=1, describe=False)
+    single = pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=guts[0].packed_hands[:3])
+    ping = pb.PingRequest()
+    for request in (guts[0], paiute[0], single):  # warm the connection and the caches
+        stub.Evaluate(request)
+    rates: dict[str, tuple[float, list[float]]] = {}
+    rates["guts3_stream"] = median_rate(lambda: stream_rate(stub, guts, arguments.messages), rounds)
+    rates["guts3_unary"] = median_rate(lambda: unary_rate(stub, guts, arguments.calls), rounds)
+    rates["guts3_stream_no_descriptions"] = median_rate(
+        lambda: stream_rate(stub, guts_bare, arguments.messages), rounds
+    )
+    rates["paiute_stream"] = median_rate(
+        lambda: stream_rate(stub, paiute, arguments.messages), rounds
+    )
+    rates["paiute_unary"] = median_rate(lambda: unary_rate(stub, paiute, arguments.calls), rounds)
+    pings, singles = [], []
+    for _ in range(rounds):  # interleaved so that both see the same machine
+        pings.append(call_rate(lambda: stub.Ping(ping), arguments.single))
+        singles.append(call_rate(lambda: stub.Evaluate(single), arguments.single))
+    rates["ping_calls"] = (statistics.median(pings), pings)
+    rates["single_hand_calls"] = (statistics.median(singles), singles)
+    texts, cards = [], []
+    for _ in range(rounds):
+        from_text, from_cards = pokerkit_rates(guts, 200_000)
+        texts.append(from_text)
+        cards.append(from_cards)
+    rates["pokerkit_from_text"] = (statistics.median(texts), texts)
+    rates["pokerkit_from_cards"] = (statistics.median(cards), cards)
+    channel.close()
+    return {
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "rounds": rounds,
+        "hands_per_message": HANDS_PER_MESSAGE,
+        "medians": {name: median for name, (median, _) in rates.items()},
+        "all_rounds": {name: values for name, (_, values) in rates.items()},
+    }
+
+
+def report(results: dict[str, object]) -> None:
+    """Print the medians and the ratios."""
+    medians = results["medians"]
+    assert isinstance(medians, dict)
+    baseline = medians["pokerkit_from_cards"]
+    text_baseline = medians["pokerkit_from_text"]
+    rows = [
+        ("Guts-3 EvaluateStream, 1,000 hands/msg", "guts3_stream", "hands/s", 3_000_000),
+        ("Guts-3 Evaluate, 1,000 hands/call", "guts3_unary", "hands/s", 1_500_000),
+        ("Guts-3 EvaluateStream, no descriptions", "guts3_stream_no_descriptions", "hands/s", None),
+        ("Paiute-6 EvaluateStream, 1,000 hands/msg", "paiute_stream", "hands/s", 1_000_000),
+        ("Paiute-6 Evaluate, 1,000 hands/call", "paiute_unary", "hands/s", 1_000_000),
+        ("Empty Ping, sequential", "ping_calls", "calls/s", None),
+        ("Single-hand Evaluate, sequential", "single_hand_calls", "calls/s", None),
+        ("Baseline: PokerKit from Card objects", "pokerkit_from_cards", "hands/s", None),
+        ("Baseline: PokerKit from card text", "pokerkit_from_text", "hands/s", None),
+    ]
+    print(f"\nmedians of {results['rounds']} rounds, {results['machine']}")
+    print(f"{'measurement':44} {'median':>14}        {'x PokerKit':>10} {'x text':>8}  target")
+    for label, key, unit, target in rows:
+        value = medians[key]
+        ratio = (
+            f"{value / baseline:10.1f} {value / text_baseline:8.1f}" if unit == "hands/s" else ""
+        )
+        goal = ""
+        if target is not None:
+            goal = f"{'met' if value >= target else 'MISSED'} (>= {target:,})"
+        print(f"{label:44} {value:14,.0f} {unit:8} {ratio:>19}  {goal}")
+    ratio = medians["single_hand_calls"] / medians["ping_calls"]
+    print(
+        f"\nsingle-hand calls / empty calls: {ratio:.3f} (target >= 0.9: "
+        f"{'met' if ratio >= 0.9 else 'MISSED'})"
+    )
+    stream_ratio = medians["guts3_stream"] / baseline
+    print(
+        f"Guts-3 stream / PokerKit (Card objects): {stream_ratio:.1f}x; "
+        f"/ PokerKit (text): {medians['guts3_stream'] / text_baseline:.1f}x (target >= 25x)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,388 @@
+"""The gRPC servicer: proto messages in, the pure ranking core, proto messages out.
+
+Every fault in a request is a `RequestError` (a ValueError naming the field and the
+hand) and leaves as INVALID_ARGUMENT. Replies to Evaluate are serialised by
+`evaluator.codec` from whole arrays, which is why the handlers are registered with a
+serializer that passes bytes through (see `evaluator.server`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import numpy as np
+import numpy.typing as npt
+
+from cardroom.evaluator.v1 import evaluator_pb2 as pb
+from evaluator.batch import (
+    rank_guts_batch,
+    rank_paiute_batch,
+    strength_categories,
+)
+from evaluator.cards import CardError, HandError, card_text, check_hand, parse_cards
+from evaluator.codec import ResponseEncoder
+from evaluator.guts import describe_guts, rank_guts2, rank_guts3
+from evaluator.hands import HandValue
+from evaluator.odds import DEFAULT_SAMPLES, MAX_OPPONENTS, MAX_SAMPLES, guts_odds
+from evaluator.paiute import describe_paiute, rank_paiute
+from evaluator.showdown import decide_showdown
+from evaluator.telemetry import Telemetry
+
+MAX_HANDS_PER_CALL = 10_000
+MAX_SHOWDOWN_HANDS = 10
+MAX_MESSAGE_BYTES = 1 << 20
+NO_LEFTOVER = 255
+# below this many hands the per-hand scalar path beats numpy's fixed cost per call
+_SCALAR_LIMIT = 8
+
+U8 = npt.NDArray[np.uint8]
+U32 = npt.NDArray[np.uint32]
+
+
+class RequestError(ValueError):
+    """A request the service refuses: the message names the field and the fault."""
+
+
+@dataclass(frozen=True)
+class GameRules:
+    """What the servicer needs to know of one game."""
+
+    key: str
+    sizes: tuple[int, ...]
+    encoder: ResponseEncoder
+
+
+def _guts_categories(size: int) -> Callable[[U32], U8]:
+    key = f"guts{size}"
+    return lambda strengths: strength_categories(key, strengths)
+
+
+GAMES: dict[int, GameRules] = {
+    pb.GUTS_2: GameRules(
+        "guts2", (2,), ResponseEncoder(lambda s: describe_guts(2, s), _guts_categories(2), 1 << 15)
+    ),
+    pb.GUTS_3: GameRules(
+        "guts3", (3,), ResponseEncoder(lambda s: describe_guts(3, s), _guts_categories(3), 1 << 15)
+    ),
+    pb.PAIUTE: GameRules(
+        "paiute",
+        (5, 6),
+        ResponseEncoder(describe_paiute, lambda s: strength_categories("paiute", s), 7 << 16),
+    ),
+}
+
+
+def _game(request: Any) -> GameRules:
+    rules = GAMES.get(request.game)
+    if rules is None:
+        raise RequestError("game: choose GUTS_2, GUTS_3 or PAIUTE")
+    return rules
+
+
+def _wild_rank(request: Any, rules: GameRules) -> int | None:
+    has_wild = request.HasField("wild_rank")
+    if rules.key != "paiute":
+        if has_wild:
+            raise RequestError("wild_rank: only PAIUTE has a wild rank")
+        return None
+    if not has_wild:
+        raise RequestError("wild_rank: required for PAIUTE (2..14)")
+    if not 2 <= request.wild_rank <= 14:
+        raise RequestError(f"wild_rank: {request.wild_rank} is out of range 2..14")
+    return int(request.wild_rank)
+
+
+def _packed_size(request: pb.EvaluateRequest, rules: GameRules) -> tuple[int, int]:
+    """Cards per packed hand and the number of hands, checked against the limits."""
+    size = request.cards_per_hand or (rules.sizes[0] if len(rules.sizes) == 1 else 0)
+    if size not in rules.sizes:
+        wanted = " or ".join(str(s) for s in rules.sizes)
+        raise RequestError(f"cards_per_hand: {request.cards_per_hand}, expected {wanted}")
+    length = len(request.packed_hands)
+    if length % size:
+        raise RequestError(
+            f"packed_hands: {length} bytes is not a whole number of {size}-card hands"
+        )
+    count = length // size
+    if count > MAX_HANDS_PER_CALL:
+        raise RequestError(f"packed_hands: {count} hands, at most {MAX_HANDS_PER_CALL} per call")
+    return size, count
+
+
+def _packed_hands(request: pb.EvaluateRequest, rules: GameRules) -> U8:
+    """The packed hands as an (N, size) array; the batch rankers validate them."""
+    size, count = _packed_size(request, rules)
+    return np.frombuffer(request.packed_hands, dtype=np.uint8).reshape(count, size)
+
+
+def _few_packed_hands(request: pb.EvaluateRequest, rules: GameRules) -> list[tuple[int, ...]]:
+    """A handful of packed hands, decoded without numpy (cheaper for a single hand)."""
+    size, count = _packed_size(request, rules)
+    data = request.packed_hands
+    hands = [tuple(data[i * size : (i + 1) * size]) for i in range(count)]
+    for index, cards in enumerate(hands):
+        try:
+            check_hand(cards, rules.sizes)
+        except HandError as fault:
+            raise RequestError(f"packed_hands: hand {index}: {fault}") from None
+    return hands
+
+
+def _readable_hands(texts: Sequence[str], rules: GameRules, field: str) -> list[tuple[int, ...]]:
+    if len(texts) > MAX_HANDS_PER_CALL:
+        raise RequestError(f"{field}: {len(texts)} hands, at most {MAX_HANDS_PER_CALL} per call")
+    hands = []
+    for index, text in enumerate(texts):
+        try:
+            cards = parse_cards(text)
+            check_hand(cards, rules.sizes)
+        except (CardError, HandError) as fault:
+            raise RequestError(f"{field}[{index}]: {fault}") from None
+        hands.append(cards)
+    return hands
+
+
+def _rank_one(rules: GameRules, cards: Sequence[int], wild: int | None) -> tuple[HandValue, int]:
+    """Scalar ranking: the value and the leftover card (NO_LEFTOVER when none)."""
+    if rules.key == "guts2":
+        return rank_guts2(cards), NO_LEFTOVER
+    if rules.key == "guts3":
+        return rank_guts3(cards), NO_LEFTOVER
+    assert wild is not None
+    value = rank_paiute(cards, wild)
+    leftover = NO_LEFTOVER if value.leftover is None else value.leftover
+    return HandValue(value.strength, value.category, value.description), leftover
+
+
+def _rank_array(rules: GameRules, hands: U8, wild: int | None) -> tuple[U32, U8 | None]:
+    if rules.key == "paiute":
+        assert wild is not None
+        strengths, leftovers = rank_paiute_batch(hands, wild)
+        return strengths, leftovers
+    return rank_guts_batch(hands, hands.shape[1]), None
+
+
+def _rank_uniform(
+    rules: GameRules, hands: Sequence[tuple[int, ...]], wild: int | None
+) -> tuple[U32, U8 | None]:
+    """Rank hands that may differ in size (Paiute's 5 and 6), keeping their order."""
+    strengths = np.zeros(len(hands), dtype=np.uint32)
+    leftovers = np.full(len(hands), NO_LEFTOVER, dtype=np.uint8)
+    for size in rules.sizes:
+        rows = [i for i, hand in enumerate(hands) if len(hand) == size]
+        if not rows:
+            continue
+        block = np.array([hands[i] for i in rows], dtype=np.uint8)
+        ranked, lefts = _rank_array(rules, block, wild)
+        strengths[rows] = ranked
+        if lefts is not None:
+            leftovers[rows] = lefts
+    return strengths, (leftovers if rules.key == "paiute" else None)
+
+
+def evaluate(request: pb.EvaluateRequest) -> bytes:
+    """Rank the hands of one EvaluateRequest; the serialised EvaluateResponse."""
+    rules = _game(request)
+    wild = _wild_rank(request, rules)
+    if request.packed_hands and request.hands:
+        raise RequestError("packed_hands: send either packed_hands or hands, not both")
+    describe = not request.omit_descriptions
+    if request.hands:
+        cards = _readable_hands(request.hands, rules, "hands")
+    elif len(request.packed_hands) <= _SCALAR_LIMIT * rules.sizes[0]:
+        cards = _few_packed_hands(request, rules)
+    else:
+        try:
+            strengths, leftovers = _rank_array(rules, _packed_hands(request, rules), wild)
+        except HandError as fault:
+            raise RequestError(f"packed_hands: {fault}") from None
+        return rules.encoder.encode(strengths, leftovers, describe)
+    if len(cards) > _SCALAR_LIMIT:
+        strengths, leftovers = _rank_uniform(rules, cards, wild)
+        return rules.encoder.encode(strengths, leftovers, describe)
+    return _encode_small(rules, cards, wild, describe)
+
+
+def _encode_small(
+    rules: GameRules, hands: Sequence[Sequence[int]], wild: int | None, describe: bool
+) -> bytes:
+    ranked = [_rank_one(rules, cards, wild) for cards in hands]
+    reply = pb.EvaluateResponse(
+        strengths=[value.strength for value, _ in ranked],
+        categories=[int(value.category) for value, _ in ranked],  # type: ignore[misc]
+        descriptions=[value.description for value, _ in ranked] if describe else [],
+        leftovers=bytes(left for _, left in ranked) if rules.key == "paiute" else b"",
+    )
+    return reply.SerializeToString()
+
+
+def _seat_cards(hand: pb.SeatHand, rules: GameRules, field: str) -> tuple[int, ...]:
+    if hand.packed_cards and hand.cards:
+        raise RequestError(f"{field}: send either packed_cards or cards, not both")
+    try:
+        cards = tuple(hand.packed_cards) if hand.packed_cards else parse_cards(hand.cards)
+        check_hand(cards, rules.sizes)
+    except (CardError, HandError) as fault:
+        raise RequestError(f"{field}: {fault}") from None
+    return cards
+
+
+def _ranked_hand(seat: int, value: HandValue, leftover: int) -> pb.RankedHand:
+    ranked = pb.RankedHand(
+        seat=seat,
+        strength=value.strength,
+        category=int(value.category),  # type: ignore[arg-type]
+        description=value.description,
+    )
+    if leftover != NO_LEFTOVER:
+        ranked.leftover = leftover
+    return ranked
+
+
+def showdown(request: pb.ShowdownRequest) -> pb.ShowdownResponse:
+    """Rank the seats' hands and the ghost's, and decide who wins and who pays."""
+    rules = _game(request)
+    wild = _wild_rank(request, rules)
+    if not request.hands:
+        raise RequestError("hands: at least one seat's hand is required")
+    if len(request.hands) > MAX_SHOWDOWN_HANDS:
+        raise RequestError(
+            f"hands: {len(request.hands)} hands, at most {MAX_SHOWDOWN_HANDS} per showdown"
+        )
+    seen_seats: set[int] = set()
+    seen_cards: dict[int, str] = {}
+    ranked: list[pb.RankedHand] = []
+    entries = [(f"hands[{i}]", hand) for i, hand in enumerate(request.hands)]
+    if request.HasField("ghost"):
+        entries.append(("ghost", request.ghost))
+    for field, hand in entries:
+        if field != "ghost":
+            if hand.seat in seen_seats:
+                raise RequestError(f"{field}: seat {hand.seat} appears twice")
+            seen_seats.add(hand.seat)
+        cards = _seat_cards(hand, rules, field)
+        for card in cards:
+            if card in seen_cards:
+                raise RequestError(f"{field}: card {card_text(card)} is also in {seen_cards[card]}")
+            seen_cards[card] = field
+        value, leftover = _rank_one(rules, cards, wild)
+        ranked.append(_ranked_hand(0 if field == "ghost" else hand.seat, value, leftover))
+    ghost = ranked.pop() if request.HasField("ghost") else None
+    outcome = decide_showdown(
+        [(hand.seat, hand.strength) for hand in ranked],
+        None if ghost is None else ghost.strength,
+    )
+    reply = pb.ShowdownResponse(
+        hands=ranked,
+        winners=outcome.winners,
+        worst=outcome.worst,
+        ghost_wins=outcome.ghost_wins,
+        beaten_by_ghost=outcome.beaten_by_ghost,
+        tied_with_ghost=outcome.tied_with_ghost,
+    )
+    if ghost is not None:
+        reply.ghost.CopyFrom(ghost)
+    return reply
+
+
+def odds(request: pb.OddsRequest) -> pb.OddsResponse:
+    """Win, tie and lose chances of a Guts hand against random opponents."""
+    rules = _game(request)
+    if rules.key == "paiute":
+        raise RequestError("game: odds are for GUTS_2 and GUTS_3")
+    hand = pb.SeatHand(packed_cards=request.packed_cards, cards=request.cards)
+    cards = _seat_cards(hand, rules, "cards")
+    if not 1 <= request.opponents <= MAX_OPPONENTS:
+        raise RequestError(f"opponents: {request.opponents} is out of range 1..{MAX_OPPONENTS}")
+    samples = request.samples or DEFAULT_SAMPLES
+    if samples > MAX_SAMPLES:
+        raise RequestError(f"samples: {samples} is more than {MAX_SAMPLES}")
+    result = guts_odds(cards, request.opponents, samples, request.seed or None)
+    total = result.samples
+    return pb.OddsResponse(
+        win=result.wins / total,
+        tie=result.ties / total,
+        lose=result.losses / total,
+        exact=result.exact,
+        samples=total,
+        wins=result.wins,
+        ties=result.ties,
+        losses=result.losses,
+    )
+
+
+class EvaluatorServicer:
+    """The four RPCs plus Ping, with metrics; faults become INVALID_ARGUMENT."""
+
+    def __init__(self, telemetry: Telemetry) -> None:
+        """Count calls, hands and latency into `telemetry`."""
+        self._telemetry = telemetry
+
+    def _abort(self, context: grpc.ServicerContext, method: str, fault: ValueError) -> None:
+        self._telemetry.fault(method)
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(fault))
+
+    def Evaluate(self, request: pb.EvaluateRequest, context: grpc.ServicerContext) -> bytes:  # noqa: N802
+        """Rank many hands at once."""
+        started = time.perf_counter()
+        try:
+            reply = evaluate(request)
+        except RequestError as fault:
+            self._abort(context, "Evaluate", fault)
+            raise
+        self._telemetry.done("Evaluate", started, request.game, _hand_count(request))
+        return reply
+
+    def EvaluateStream(  # noqa: N802
+        self, requests: Iterable[pb.EvaluateRequest], context: grpc.ServicerContext
+    ) -> Iterator[bytes]:
+        """One reply per request message, in order."""
+        for number, request in enumerate(requests):
+            started = time.perf_counter()
+            try:
+                reply = evaluate(request)
+            except RequestError as fault:
+                self._abort(context, "EvaluateStream", RequestError(f"message {number}: {fault}"))
+                raise
+            self._telemetry.done("EvaluateStream", started, request.game, _hand_count(request))
+            yield reply
+
+    def Showdown(  # noqa: N802
+        self, request: pb.ShowdownRequest, context: grpc.ServicerContext
+    ) -> pb.ShowdownResponse:
+        """Rank the hands still in and decide the showdown."""
+        started = time.perf_counter()
+        try:
+            reply = showdown(request)
+        except RequestError as fault:
+            self._abort(context, "Showdown", fault)
+            raise
+        count = len(request.hands) + request.HasField("ghost")
+        self._telemetry.done("Showdown", started, request.game, count)
+        return reply
+
+    def Odds(self, request: pb.OddsRequest, context: grpc.ServicerContext) -> pb.OddsResponse:  # noqa: N802
+        """Chances of a Guts hand against random opponents."""
+        started = time.perf_counter()
+        try:
+            reply = odds(request)
+        except RequestError as fault:
+            self._abort(context, "Odds", fault)
+            raise
+        self._telemetry.done("Odds", started, request.game, 1)
+        return reply
+
+    def Ping(self, request: pb.PingRequest, context: grpc.ServicerContext) -> pb.PingResponse:  # noqa: N802
+        """Nothing: the bare cost of a call."""
+        return pb.PingResponse()
+
+
+def _hand_count(request: pb.EvaluateRequest) -> int:
+    if request.hands:
+        return len(request.hands)
+    size = request.cards_per_hand or (2 if request.game == pb.GUTS_2 else 3)
+    return len(request.packed_hands) // size

@@ -1,0 +1,366 @@
+"""The evaluator over gRPC on loopback: every RPC, every refusal, health and reflection."""
+
+from __future__ import annotations
+
+import itertools
+
+import grpc
+import numpy as np
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from cardroom.evaluator.v1 import evaluator_pb2 as pb
+from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
+from evaluator.cards import card_text, parse_cards
+from evaluator.guts import rank_guts2, rank_guts3
+from evaluator.paiute import rank_paiute
+from evaluator.server import EvaluatorServer
+
+Stub = pb_grpc.EvaluatorStub
+
+
+def refused(call: object, *args: object) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as caught:
+        call(*args)  # type: ignore[operator]
+    return caught.value
+
+
+def assert_invalid(error: grpc.RpcError, *fragments: str) -> None:
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    for fragment in fragments:
+        assert fragment in error.details(), error.details()
+
+
+def random_packed(count: int, size: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.argpartition(rng.random((count, 52)), size, axis=1)[:, :size].astype(np.uint8)
+
+
+def test_readable_and_packed_guts3_agree_with_the_core(evaluator_stub: Stub) -> None:
+    texts = ["Ah Kh Qh", "5c 3d 2h", "10d Th 9s", "as ad ac"]
+    hands = [parse_cards(text) for text in texts]
+    readable = evaluator_stub.Evaluate(pb.EvaluateRequest(game=pb.GUTS_3, hands=texts))
+    packed = evaluator_stub.Evaluate(
+        pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=bytes(itertools.chain(*hands)))
+    )
+    assert readable == packed
+    for index, cards in enumerate(hands):
+        value = rank_guts3(cards)
+        assert readable.strengths[index] == value.strength
+        assert readable.categories[index] == int(value.category)
+        assert readable.descriptions[index] == value.description
+    assert readable.categories[0] == pb.STRAIGHT_FLUSH
+    assert readable.leftovers == b""
+
+
+@pytest.mark.parametrize(("game", "size"), [(pb.GUTS_2, 2), (pb.GUTS_3, 3)])
+def test_big_guts_batch_matches_the_scalar_path(evaluator_stub: Stub, game: int, size: int) -> None:
+    hands = random_packed(10_000, size, seed=size)
+    reply = evaluator_stub.Evaluate(pb.EvaluateRequest(game=game, packed_hands=hands.tobytes()))
+    rank = rank_guts2 if size == 2 else rank_guts3
+    expected = [rank(row) for row in hands.tolist()]
+    assert list(reply.strengths) == [value.strength for value in expected]
+    assert list(reply.categories) == [int(value.category) for value in expected]
+    assert list(reply.descriptions) == [value.description for value in expected]
+
+
+@pytest.mark.parametrize("size", [5, 6])
+def test_paiute_batch_matches_the_scalar_path(evaluator_stub: Stub, size: int) -> None:
+    hands = random_packed(3000, size, seed=10 + size)
+    # few ranks make combinations common: fold every card onto ranks 8..10
+    hands = (hands % 12 + 24).astype(np.uint8)
+    hands = np.array([row for row in hands if len(set(row)) == size], dtype=np.uint8)
+    combinations_seen = 0
+    for wild in (2, 9, 14):
+        reply = evaluator_stub.Evaluate(
+            pb.EvaluateRequest(
+                game=pb.PAIUTE, wild_rank=wild, cards_per_hand=size, packed_hands=hands.tobytes()
+            )
+        )
+        expected = [rank_paiute(row, wild) for row in hands.tolist()]
+        assert list(reply.strengths) == [value.strength for value in expected]
+        assert list(reply.descriptions) == [value.description for value in expected]
+        assert list(reply.leftovers) == [
+            255 if value.leftover is None else value.leftover for value in expected
+        ]
+        combinations_seen += sum(1 for value in expected if value.strength)
+    assert combinations_seen
+
+
+def test_paiute_readable_hands_of_five_and_six(evaluator_stub: Stub) -> None:
+    texts = ["Ks Kh Kd Kc 7h", "Ah Kh Qh Jh 10h 2c", "2c 3d 4h 5s 9c"]
+    reply = evaluator_stub.Evaluate(pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=7, hands=texts))
+    expected = [rank_paiute(parse_cards(text), 7) for text in texts]
+    assert list(reply.strengths) == [value.strength for value in expected]
+    assert reply.categories[0] == pb.FIVE_OF_A_KIND
+    assert reply.categories[1] == pb.ROYAL_FLUSH
+    assert reply.categories[2] == pb.NO_COMBINATION
+    assert reply.strengths[2] == 0
+    assert reply.leftovers[1] == parse_cards("2c")[0]
+
+
+def test_omit_descriptions(evaluator_stub: Stub) -> None:
+    reply = evaluator_stub.Evaluate(
+        pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Qh"], omit_descriptions=True)
+    )
+    assert list(reply.descriptions) == []
+    assert len(reply.strengths) == 1
+
+
+@pytest.mark.parametrize(
+    ("request_", "fragments"),
+    [
+        (pb.EvaluateRequest(hands=["Ah Kh Qh"]), ["game"]),
+        (pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Zz"]), ["hands[0]", "Zz"]),
+        (pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Qh", "Ah Ah 2c"]), ["hands[1]", "Ah"]),
+        (pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh"]), ["hands[0]", "2 cards"]),
+        (
+            pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=bytes([1, 2, 60])),
+            ["packed_hands", "60"],
+        ),
+        (
+            pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=bytes(range(4))),
+            ["packed_hands", "4 bytes"],
+        ),
+        (
+            pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=bytes(30) + bytes([0, 1, 1])),
+            ["packed_hands", "hand"],
+        ),
+        (pb.EvaluateRequest(game=pb.PAIUTE, hands=["2c 3c 4c 5c 6c"]), ["wild_rank", "required"]),
+        (
+            pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=15, hands=["2c 3c 4c 5c 6c"]),
+            ["wild_rank", "15"],
+        ),
+        (
+            pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=1, hands=["2c 3c 4c 5c 6c"]),
+            ["wild_rank", "1"],
+        ),
+        (pb.EvaluateRequest(game=pb.GUTS_3, wild_rank=5, hands=["Ah Kh Qh"]), ["wild_rank"]),
+        (
+            pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=5, hands=["2c 3c 4c 5c"]),
+            ["hands[0]", "4 cards"],
+        ),
+        (
+            pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=5, packed_hands=bytes(range(5))),
+            ["cards_per_hand"],
+        ),
+        (
+            pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Qh"], packed_hands=bytes([1, 2, 3])),
+            ["either"],
+        ),
+        (pb.EvaluateRequest(game=pb.GUTS_2, hands=["Ah Kh"] * 10_001), ["hands", "10000"]),
+        (
+            pb.EvaluateRequest(game=pb.GUTS_2, packed_hands=bytes(range(2)) * 10_001),
+            ["packed_hands", "10000"],
+        ),
+    ],
+)
+def test_bad_requests_name_the_field_and_the_fault(
+    evaluator_stub: Stub, request_: pb.EvaluateRequest, fragments: list[str]
+) -> None:
+    assert_invalid(refused(evaluator_stub.Evaluate, request_), *fragments)
+
+
+def test_a_packed_duplicate_names_the_hand(evaluator_stub: Stub) -> None:
+    hands = bytes([0, 4, 8] * 5 + [9, 9, 10])
+    error = refused(evaluator_stub.Evaluate, pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=hands))
+    assert_invalid(error, "packed_hands", "hand 5", "duplicate", card_text(9))
+
+
+def test_oversized_message_is_refused(evaluator_stub: Stub) -> None:
+    request = pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=bytes(2 * 1024 * 1024))
+    error = refused(evaluator_stub.Evaluate, request)
+    assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_stream_answers_each_message_in_order(evaluator_stub: Stub) -> None:
+    requests = [
+        pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=random_packed(n, 3, n).tobytes())
+        for n in (1, 500, 2000, 3)
+    ]
+    replies = list(evaluator_stub.EvaluateStream(iter(requests)))
+    assert [len(reply.strengths) for reply in replies] == [1, 500, 2000, 3]
+    for request, reply in zip(requests, replies, strict=True):
+        assert reply == evaluator_stub.Evaluate(request)
+
+
+def test_stream_fault_names_the_message(evaluator_stub: Stub) -> None:
+    requests = [pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Qh"])] * 2 + [
+        pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Kh"])
+    ]
+    with pytest.raises(grpc.RpcError) as caught:
+        list(evaluator_stub.EvaluateStream(iter(requests)))
+    assert_invalid(caught.value, "message 2", "hands[0]", "duplicate")
+
+
+def seat(number: int, cards: str) -> pb.SeatHand:
+    return pb.SeatHand(seat=number, cards=cards)
+
+
+def test_showdown_winners_worst_and_descriptions(evaluator_stub: Stub) -> None:
+    reply = evaluator_stub.Showdown(
+        pb.ShowdownRequest(
+            game=pb.GUTS_3,
+            hands=[
+                seat(3, "Ah Kh Qh"),
+                seat(5, "2c 3d 5h"),
+                seat(7, "As Ks Qs"),
+                seat(9, "2d 3c 5s"),
+            ],
+        )
+    )
+    assert list(reply.winners) == [3, 7]
+    assert list(reply.worst) == [5, 9]
+    assert [hand.seat for hand in reply.hands] == [3, 5, 7, 9]
+    assert reply.hands[0].description == rank_guts3(parse_cards("Ah Kh Qh")).description
+    assert not reply.HasField("ghost")
+
+
+def test_showdown_with_a_ghost(evaluator_stub: Stub) -> None:
+    reply = evaluator_stub.Showdown(
+        pb.ShowdownRequest(
+            game=pb.GUTS_2,
+            hands=[seat(1, "Ah Kd"), seat(2, "Qc Qd"), seat(4, "3c 2d")],
+            ghost=pb.SeatHand(cards="Qh Qs"),
+        )
+    )
+    assert reply.ghost_wins
+    assert list(reply.winners) == []
+    assert list(reply.tied_with_ghost) == [2]
+    assert list(reply.beaten_by_ghost) == [1, 4]
+    assert list(reply.worst) == [4]
+    assert reply.ghost.category == pb.PAIR
+
+
+def test_paiute_showdown_reports_leftovers(evaluator_stub: Stub) -> None:
+    reply = evaluator_stub.Showdown(
+        pb.ShowdownRequest(
+            game=pb.PAIUTE,
+            wild_rank=2,
+            hands=[seat(1, "9h 9d 9s 9c 2d 3c"), seat(2, "Ah Kh Qh Jh 10h")],
+        )
+    )
+    assert list(reply.winners) == [1]
+    assert reply.hands[0].category == pb.FIVE_OF_A_KIND
+    assert reply.hands[0].leftover == parse_cards("3c")[0]
+    assert not reply.hands[1].HasField("leftover")
+
+
+@pytest.mark.parametrize(
+    ("request_", "fragments"),
+    [
+        (pb.ShowdownRequest(game=pb.GUTS_3), ["hands"]),
+        (
+            pb.ShowdownRequest(game=pb.GUTS_3, hands=[seat(1, "Ah Kh Qh"), seat(1, "2c 3c 4c")]),
+            ["hands[1]", "seat 1"],
+        ),
+        (
+            pb.ShowdownRequest(game=pb.GUTS_3, hands=[seat(1, "Ah Kh Qh"), seat(2, "Ah 3c 4c")]),
+            ["hands[1]", "Ah"],
+        ),
+        (
+            pb.ShowdownRequest(
+                game=pb.GUTS_3, hands=[seat(1, "Ah Kh Qh")], ghost=pb.SeatHand(cards="Qh 2c 3c")
+            ),
+            ["ghost", "Qh"],
+        ),
+        (
+            pb.ShowdownRequest(game=pb.GUTS_3, hands=[seat(i, "") for i in range(11)]),
+            ["hands", "10"],
+        ),
+        (pb.ShowdownRequest(game=pb.PAIUTE, hands=[seat(1, "2c 3c 4c 5c 6c")]), ["wild_rank"]),
+    ],
+)
+def test_bad_showdowns(
+    evaluator_stub: Stub, request_: pb.ShowdownRequest, fragments: list[str]
+) -> None:
+    assert_invalid(refused(evaluator_stub.Showdown, request_), *fragments)
+
+
+def test_exact_odds_against_one_opponent(evaluator_stub: Stub) -> None:
+    reply = evaluator_stub.Odds(pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd Qh", opponents=1))
+    assert reply.exact
+    assert (reply.wins, reply.ties, reply.losses, reply.samples) == (18_314, 26, 84, 18_424)
+    assert reply.win == pytest.approx(18_314 / 18_424)
+    two = evaluator_stub.Odds(pb.OddsRequest(game=pb.GUTS_2, cards="As Kd", opponents=1))
+    assert (two.wins, two.ties, two.samples) == (1_144, 9, 1_225)
+
+
+def test_monte_carlo_odds_state_the_sample_and_repeat_with_a_seed(evaluator_stub: Stub) -> None:
+    request = pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd Qh", opponents=4, samples=20_000, seed=42)
+    first = evaluator_stub.Odds(request)
+    assert not first.exact
+    assert first.samples == 20_000
+    assert first.wins + first.ties + first.losses == 20_000
+    assert first == evaluator_stub.Odds(request)
+    # against four opponents the hand wins less often than against one
+    assert first.win < 18_314 / 18_424
+    assert first.win == pytest.approx((18_314 / 18_424) ** 4, abs=0.05)
+
+
+@pytest.mark.parametrize(
+    ("request_", "fragments"),
+    [
+        (pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd Qh", opponents=0), ["opponents"]),
+        (pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd Qh", opponents=10), ["opponents"]),
+        (pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd", opponents=1), ["cards"]),
+        (pb.OddsRequest(game=pb.PAIUTE, cards="Ac Kd Qh", opponents=1), ["game"]),
+        (
+            pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd Qh", opponents=2, samples=2_000_000),
+            ["samples"],
+        ),
+    ],
+)
+def test_bad_odds(evaluator_stub: Stub, request_: pb.OddsRequest, fragments: list[str]) -> None:
+    assert_invalid(refused(evaluator_stub.Odds, request_), *fragments)
+
+
+def test_health_and_reflection(evaluator_address: str) -> None:
+    with grpc.insecure_channel(evaluator_address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for service in ("", "cardroom.evaluator.v1.Evaluator"):
+            status = health.Check(health_pb2.HealthCheckRequest(service=service)).status
+            assert status == health_pb2.HealthCheckResponse.SERVING
+        reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+        replies = reflection.ServerReflectionInfo(
+            iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+        )
+        names = {
+            service.name for reply in replies for service in reply.list_services_response.service
+        }
+        assert "cardroom.evaluator.v1.Evaluator" in names
+        assert "grpc.health.v1.Health" in names
+
+
+def test_metrics_count_calls_hands_and_faults(
+    evaluator_server: EvaluatorServer, evaluator_stub: Stub
+) -> None:
+    registry = evaluator_server.telemetry.registry
+
+    def sample(name: str, labels: dict[str, str]) -> float:
+        return registry.get_sample_value(name, labels) or 0.0
+
+    hands_before = sample("cardroom_evaluator_hands_total", {"game": "guts2"})
+    calls_before = sample("cardroom_evaluator_calls_total", {"method": "Evaluate", "outcome": "ok"})
+    faults_before = sample(
+        "cardroom_evaluator_calls_total", {"method": "Evaluate", "outcome": "invalid_argument"}
+    )
+    evaluator_stub.Evaluate(pb.EvaluateRequest(game=pb.GUTS_2, hands=["Ah Kd", "2c 2d"]))
+    refused(evaluator_stub.Evaluate, pb.EvaluateRequest(game=pb.GUTS_2, hands=["Ah"]))
+    assert sample("cardroom_evaluator_hands_total", {"game": "guts2"}) == hands_before + 2
+    assert (
+        sample("cardroom_evaluator_calls_total", {"method": "Evaluate", "outcome": "ok"})
+        == calls_before + 1
+    )
+    assert (
+        sample(
+            "cardroom_evaluator_calls_total", {"method": "Evaluate", "outcome": "invalid_argument"}
+        )
+        == faults_before + 1
+    )
+    assert sample("cardroom_evaluator_latency_seconds_count", {"method": "Evaluate"}) > 0
+
+
+def test_ping(evaluator_stub: Stub) -> None:
+    assert evaluator_stub.Ping(pb.PingRequest()) == pb.PingResponse()

@@ -1,0 +1,247 @@
+"""The numpy batch path agrees with the scalar evaluators on every hand it is given."""
+
+import itertools
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from evaluator.batch import (
+    NO_LEFTOVER,
+    rank_guts_batch,
+    rank_paiute_batch,
+    strength_categories,
+    validate_batch,
+)
+from evaluator.cards import HandError, parse_cards
+from evaluator.guts import rank_guts2, rank_guts3
+from evaluator.hands import Category
+from evaluator.paiute import rank_paiute
+
+Hands = npt.NDArray[np.uint8]
+ALL_THREE: Hands = np.array(list(itertools.combinations(range(52), 3)), dtype=np.uint8)
+ALL_TWO: Hands = np.array(list(itertools.combinations(range(52), 2)), dtype=np.uint8)
+
+
+@pytest.fixture(scope="module")
+def guts3_strengths() -> npt.NDArray[np.uint32]:
+    return np.array([rank_guts3(hand).strength for hand in ALL_THREE.tolist()], dtype=np.uint32)
+
+
+def test_guts3_every_hand_in_every_order(guts3_strengths: npt.NDArray[np.uint32]) -> None:
+    for order in itertools.permutations(range(3)):
+        strengths = rank_guts_batch(ALL_THREE[:, list(order)], 3)
+        assert strengths.dtype == np.uint32
+        np.testing.assert_array_equal(strengths, guts3_strengths)
+
+
+def test_guts2_every_hand_in_every_order() -> None:
+    expected = [rank_guts2(hand).strength for hand in ALL_TWO.tolist()]
+    for order in ([0, 1], [1, 0]):
+        np.testing.assert_array_equal(rank_guts_batch(ALL_TWO[:, order], 2), expected)
+
+
+def test_guts_accepts_any_integer_dtype(guts3_strengths: npt.NDArray[np.uint32]) -> None:
+    for dtype in (np.int8, np.int64, np.uint16, np.intp):
+        np.testing.assert_array_equal(rank_guts_batch(ALL_THREE.astype(dtype), 3), guts3_strengths)
+
+
+def test_guts_categories(guts3_strengths: npt.NDArray[np.uint32]) -> None:
+    categories = strength_categories("guts3", guts3_strengths)
+    assert categories.dtype == np.uint8
+    expected = [rank_guts3(hand).category for hand in ALL_THREE.tolist()]
+    np.testing.assert_array_equal(categories, expected)
+    two = strength_categories("guts2", rank_guts_batch(ALL_TWO, 2))
+    np.testing.assert_array_equal(two, [rank_guts2(hand).category for hand in ALL_TWO.tolist()])
+
+
+def structured_hands(rng: np.random.Generator, count: int, size: int, wild_rank: int) -> Hands:
+    """Hands drawn with weights that favour the wild rank, a few ranks or a suit's sequence.
+
+    Weighted sampling without replacement: the size largest of log(weight) + Gumbel noise.
+    """
+    weights = np.full((count, 52), 0.05)
+    rows = np.arange(count)
+    wild_cards = [(wild_rank - 2) * 4 + suit for suit in range(4)]
+    weights[:, wild_cards] = rng.choice([0.001, 0.3, 1.0, 4.0], size=count)[:, None]
+    style = rng.integers(0, 3, size=count)
+    few_ranks = rows[style == 0]
+    for _ in range(3):
+        ranks = rng.integers(2, 15, size=count)[few_ranks]
+        for suit in range(4):
+            weights[few_ranks, (ranks - 2) * 4 + suit] = 1.0
+    one_suit = rows[style == 1]
+    suits = rng.integers(0, 4, size=count)[one_suit]
+    tops = rng.integers(5, 15, size=count)[one_suit]
+    for step in range(5):
+        ranks = np.where(tops - step == 1, 14, tops - step)
+        weights[one_suit, (ranks - 2) * 4 + suits] = 1.0
+    keys = np.log(weights) - np.log(-np.log(rng.random((count, 52))))
+    hands: Hands = np.argsort(-keys, axis=1)[:, :size].astype(np.uint8)
+    return hands
+
+
+def scalar_paiute(hands: Hands, wild_rank: int) -> tuple[list[int], list[int], list[Category]]:
+    values = [rank_paiute(hand, wild_rank) for hand in hands.tolist()]
+    leftovers = [NO_LEFTOVER if value.leftover is None else value.leftover for value in values]
+    return [value.strength for value in values], leftovers, [value.category for value in values]
+
+
+@pytest.mark.parametrize("size", [5, 6])
+@pytest.mark.parametrize("wild_rank", range(2, 15))
+def test_paiute_agrees_with_scalar(size: int, wild_rank: int) -> None:
+    rng = np.random.default_rng(wild_rank * 10 + size)
+    uniform = np.argsort(rng.random((1000, 52)), axis=1)[:, :size].astype(np.uint8)
+    hands = np.concatenate([uniform, structured_hands(rng, 6000, size, wild_rank)])
+    expected_strengths, expected_leftovers, categories = scalar_paiute(hands, wild_rank)
+
+    strengths, leftovers = rank_paiute_batch(hands, wild_rank)
+    assert strengths.dtype == np.uint32
+    assert leftovers.dtype == np.uint8
+    np.testing.assert_array_equal(strengths, expected_strengths)
+    np.testing.assert_array_equal(leftovers, expected_leftovers)
+    np.testing.assert_array_equal(strength_categories("paiute", strengths), categories)
+
+    order = rng.permutation(size)
+    shuffled_strengths, shuffled_leftovers = rank_paiute_batch(hands[:, order], wild_rank)
+    np.testing.assert_array_equal(shuffled_strengths, expected_strengths)
+    np.testing.assert_array_equal(shuffled_leftovers, expected_leftovers)
+
+    # The sample reaches every combination a hand of this size can make.
+    reachable = set(Category) - {Category.HIGH_CARD, Category.PAIR, Category.FLUSH}
+    reachable -= {Category.STRAIGHT, Category.THREE_OF_A_KIND}
+    if size == 5:
+        reachable -= {Category.FOUR_TWO, Category.THREE_THREE, Category.TWO_TWO_TWO}
+    assert set(categories) == reachable
+    if size == 6:
+        wild_leftovers = sum(left // 4 + 2 == wild_rank for left in leftovers if left != 255)
+        natural_leftovers = sum(left // 4 + 2 != wild_rank for left in leftovers if left != 255)
+        assert wild_leftovers > 10
+        assert natural_leftovers > 100
+    else:
+        assert (leftovers == NO_LEFTOVER).all()
+
+
+@pytest.mark.parametrize("wild_rank", range(2, 15))
+def test_paiute_every_hand_of_a_few_cards(wild_rank: int) -> None:
+    wilds = [(wild_rank - 2) * 4 + suit for suit in range(4)]
+    others = [rank for rank in (14, 13, 3, 2) if rank != wild_rank][:2]
+    few_ranks = wilds + [(rank - 2) * 4 + suit for rank in others for suit in range(4)]
+    royal_spades = [51, 47, 43, 39, 35, 31]
+    low_hearts = [50, 2, 6, 10, 14, 18]
+    decks = [few_ranks, sorted(set(wilds + royal_spades)), sorted(set(wilds + low_hearts))]
+    for deck in decks:
+        for size in (5, 6):
+            hands = np.array(list(itertools.combinations(deck, size)), dtype=np.uint8)
+            expected_strengths, expected_leftovers, _ = scalar_paiute(hands, wild_rank)
+            strengths, leftovers = rank_paiute_batch(hands, wild_rank)
+            np.testing.assert_array_equal(strengths, expected_strengths)
+            np.testing.assert_array_equal(leftovers, expected_leftovers)
+
+
+def test_paiute_examples() -> None:
+    hands = np.array(
+        [
+            parse_cards("Ks Kh Kd Kc 2s 2h"),
+            parse_cards("9s 8s 7s 6s 2d 2h"),
+            parse_cards("As Ks Qs Js Ts 2h"),
+            parse_cards("Ks Qh 9d 8c 2s 3h"),
+        ],
+        dtype=np.uint8,
+    )
+    strengths, leftovers = rank_paiute_batch(hands, 2)
+    assert strengths.tolist() == [6 << 16 | 13, 4 << 16 | 11, 5 << 16, 0]
+    assert leftovers.tolist() == [*parse_cards("2h 6s 2h"), NO_LEFTOVER]
+    assert strength_categories("paiute", strengths).tolist() == [
+        Category.FIVE_OF_A_KIND,
+        Category.STRAIGHT_FLUSH,
+        Category.ROYAL_FLUSH,
+        Category.NO_COMBINATION,
+    ]
+
+
+def test_empty_batches() -> None:
+    strengths, leftovers = rank_paiute_batch(np.zeros((0, 6), dtype=np.uint8), 7)
+    assert strengths.shape == leftovers.shape == (0,)
+    assert rank_guts_batch(np.zeros((0, 3), dtype=np.uint8), 3).shape == (0,)
+    validate_batch(np.zeros((0, 4), dtype=np.uint8), (5, 6))
+
+
+def valid_hands(count: int, size: int) -> npt.NDArray[np.int64]:
+    rng = np.random.default_rng(count * size)
+    hands: npt.NDArray[np.int64] = np.argsort(rng.random((count, 52)), axis=1)[:, :size]
+    return hands
+
+
+def test_validate_batch_accepts_valid_hands() -> None:
+    validate_batch(valid_hands(100, 6), (5, 6))
+    validate_batch(valid_hands(100, 5).astype(np.uint8), (5, 6))
+    validate_batch(ALL_THREE, (3,))
+
+
+def bad_batch(row: int, cards: str | list[int], size: int = 6) -> npt.NDArray[np.int64]:
+    hands = valid_hands(10, size)
+    hands[row] = parse_cards(cards) if isinstance(cards, str) else cards
+    return hands
+
+
+@pytest.mark.parametrize(
+    ("hands", "message", "hand_index"),
+    [
+        (bad_batch(7, "Ah Kd Ah 2c 3c 4c"), "hand 7: duplicate card Ah", 7),
+        (bad_batch(2, [0, 1, 60, 3, 4, 5]), "hand 2: unknown card index 60", 2),
+        (bad_batch(1, [0, 1, 2, 3, 4, -1]), "hand 1: unknown card index -1", 1),
+        (bad_batch(0, [0, 1, 2, 3, 4, 300]), "hand 0: unknown card index 300", 0),
+        (bad_batch(9, [5, 5, 60, 3, 4, 6]), "hand 9: duplicate card 3d", 9),
+        (valid_hands(3, 4), "hand 0: 4 cards, expected 5 or 6", 0),
+        (valid_hands(3, 7), "hand 0: 7 cards, expected 5 or 6", 0),
+    ],
+)
+def test_validate_batch_errors(hands: npt.NDArray[np.int64], message: str, hand_index: int) -> None:
+    with pytest.raises(HandError) as caught:
+        validate_batch(hands, (5, 6))
+    assert str(caught.value) == message
+    assert caught.value.hand_index == hand_index
+    with pytest.raises(HandError, match=message):
+        rank_paiute_batch(hands, 7)
+
+
+def test_validate_batch_names_the_first_bad_hand() -> None:
+    hands = valid_hands(50, 3)
+    hands[30] = [4, 4, 5]
+    hands[12] = [60, 1, 2]
+    with pytest.raises(HandError, match=r"^hand 12: unknown card index 60$"):
+        validate_batch(hands, (3,))
+    with pytest.raises(HandError, match=r"^hand 12: unknown card index 60$"):
+        rank_guts_batch(hands, 3)
+    hands[12] = [1, 2, 3]
+    with pytest.raises(HandError, match=r"^hand 30: duplicate card 3c$"):
+        rank_guts_batch(hands, 3)
+
+
+@pytest.mark.parametrize(
+    ("hands", "message"),
+    [
+        (np.arange(6), "2-D array"),
+        (np.zeros((2, 3, 6), dtype=np.uint8), "2-D array"),
+        (np.zeros((2, 6)), "integer card indexes, got float64"),
+        (np.ones((2, 6), dtype=bool), "integer card indexes, got bool"),
+    ],
+)
+def test_validate_batch_rejects_other_arrays(hands: npt.NDArray[np.int64], message: str) -> None:
+    with pytest.raises(HandError, match=message) as caught:
+        validate_batch(hands, (5, 6))
+    assert caught.value.hand_index is None
+
+
+def test_batch_argument_errors() -> None:
+    with pytest.raises(HandError, match=r"wild rank 1 is out of range 2\.\.14"):
+        rank_paiute_batch(valid_hands(3, 6), 1)
+    with pytest.raises(HandError, match="2 or 3 cards, not 4"):
+        rank_guts_batch(valid_hands(3, 4), 4)
+    with pytest.raises(HandError, match="hand 0: 3 cards, expected 2"):
+        rank_guts_batch(valid_hands(3, 3), 2)
+    with pytest.raises(ValueError, match="unknown game 'poker'"):
+        strength_categories("poker", np.zeros(3, dtype=np.uint32))
+    with pytest.raises(ValueError, match="out of range"):
+        strength_categories("guts2", np.array([3 << 12], dtype=np.uint32))
