@@ -1,0 +1,61 @@
+"""The cardroom gateway: `create_app(settings)` is the one place that builds clients."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the pure game modules under api.games must import without Flask or Redis
+    from flask import Flask
+
+    from api.settings import Settings
+    from api.tables import TableService
+
+
+def build_service(settings: Settings) -> TableService:
+    """The table service with its Redis and evaluator clients."""
+    from api.evaluator_client import EvaluatorClient, EvaluatorTls  # noqa: PLC0415
+    from api.store import TableStore, connect  # noqa: PLC0415
+    from api.tables import TableService  # noqa: PLC0415
+
+    tls = None
+    if settings.evaluator_tls_ca:
+        tls = EvaluatorTls(
+            settings.evaluator_tls_ca,
+            settings.evaluator_tls_cert,
+            settings.evaluator_tls_key,
+            settings.evaluator_tls_server_name,
+        )
+    evaluator = EvaluatorClient(settings.evaluator_addr, settings.evaluator_timeout, tls)
+    store = TableStore(connect(settings.redis_url, settings.redis_cluster))
+    return TableService(store, evaluator, idempotency_ttl=settings.idempotency_ttl)
+
+
+def create_app(settings: Settings | None = None, service: TableService | None = None) -> Flask:
+    """The Flask application; with `settings.clock`, a clock thread runs in this process."""
+    from api.docs import docs_blueprint  # noqa: PLC0415 - keeps module import light
+    from api.errors import install_error_handlers  # noqa: PLC0415
+    from api.routes.system import system_blueprint  # noqa: PLC0415
+    from api.routes.tables import tables_blueprint  # noqa: PLC0415
+    from api.settings import Settings  # noqa: PLC0415
+    from api.telemetry import install_metrics  # noqa: PLC0415
+    from flask import Flask  # noqa: PLC0415
+
+    settings = settings or Settings.from_env()
+    service = service or build_service(settings)
+    app = Flask("cardroom")
+    app.config["MAX_CONTENT_LENGTH"] = 256 * 1024
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["cardroom.settings"] = settings
+    app.extensions["cardroom.service"] = service
+    install_error_handlers(app)
+    install_metrics(app)
+    app.register_blueprint(system_blueprint)
+    app.register_blueprint(tables_blueprint)
+    app.register_blueprint(docs_blueprint)
+    if settings.clock:
+        from api.clock import Clock  # noqa: PLC0415
+
+        clock = Clock(service, settings.clock_interval)
+        clock.start()
+        app.extensions["cardroom.clock"] = clock
+    return app

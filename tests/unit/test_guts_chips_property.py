@@ -1,0 +1,239 @@
+"""Random play over random options: chips are conserved, logged, private and JSON-safe."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from api.games import guts
+from api.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
+
+CARDS = frozenset(FULL_DECK)
+CODES = {
+    "invalid_name",
+    "name_taken",
+    "table_full",
+    "invalid_buy_in",
+    "not_seated",
+    "already_left",
+    "already_started",
+    "not_enough_players",
+    "rebuy_not_allowed",
+    "game_in_progress",
+    "no_hand_in_progress",
+    "showdown_pending",
+    "not_your_turn",
+    "already_declared",
+    "invalid_choice",
+    "too_late",
+    "not_in_showdown",
+    "invalid_ranking",
+}
+NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "ann"]  # "ann" collides on purpose
+
+OPTIONS = st.fixed_dictionaries(
+    {
+        "cards": st.sampled_from([2, 3]),
+        "ante": st.integers(1, 3),
+        "ante_mode": st.sampled_from(["empty_pot", "every_deal"]),
+        "declare": st.sampled_from(["simultaneous", "sequential"]),
+        "all_out_ante": st.booleans(),
+        "wimp": st.booleans(),
+        "losers_pay": st.sampled_from(["all", "worst"]),
+        "ghost": st.booleans(),
+        "cap": st.none() | st.integers(1, 12),
+        "cap_mode": st.sampled_from(["per_deal", "reserve"]),
+        "turn_seconds": st.integers(1, 30),
+        "rebuy": st.booleans(),
+        "deal_pause_seconds": st.sampled_from([0, 1.5, 3]),
+        "min_players": st.integers(2, 3),
+        "max_players": st.integers(3, 6),
+        "min_buy_in": st.integers(1, 5),
+        "max_buy_in": st.integers(5, 40),
+    }
+)
+
+# Weighted towards play; sit, leave and rebuy still come often enough to hit every rule.
+ACTIONS = ["sit", "leave", "rebuy", "start", "start"] + ["deadline", "settle"] * 3
+ACTIONS += ["declare"] * 12
+
+
+def leaves(value: Any) -> Iterator[Any]:
+    """Yield every scalar inside a JSON-like value."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from leaves(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from leaves(item)
+    else:
+        yield value
+
+
+def cards_in(value: Any) -> set[str]:
+    return {leaf for leaf in leaves(value) if isinstance(leaf, str) and leaf in CARDS}
+
+
+def stack_of(state: dict[str, Any], key: str) -> int:
+    seat = state["seats"].get(key)
+    return 0 if seat is None else int(seat["stack"])
+
+
+def check_invariants(state: dict[str, Any]) -> None:
+    assert json.loads(json.dumps(state)) == state
+    for seat in state["seats"].values():
+        assert type(seat["stack"]) is int
+        assert seat["stack"] >= 0
+    assert type(state["pot"]) is int
+    assert state["pot"] >= 0
+    assert type(state["reserve"]) is int
+    assert state["reserve"] >= 0
+    assert guts.chips_on_table(state) == state["chips_bought"] - state["chips_cashed"]
+    assert state["game_in_progress"] == (state["pot"] > 0)
+    if state["game_in_progress"]:
+        assert any(seat["status"] == "playing" for seat in state["seats"].values())
+    if state["phase"] == "waiting":
+        assert state["deadline"] is None
+        assert state["pot"] == 0
+    options = state["options"]
+    if options["cap"] is not None and options["cap_mode"] == "reserve":
+        assert state["pot"] <= options["cap"]
+    if options["cap_mode"] != "reserve" or options["cap"] is None:
+        assert state["reserve"] == 0
+    deal = state["deal"]
+    if deal is not None and deal["showdown_reason"] != "wimp":
+        ins = {str(s) for s, c in deal["declarations"].items() if c == "in"}
+        assert set(deal["shown"]) <= ins | {"ghost"}
+
+
+def check_events(before: dict[str, Any], after: dict[str, Any], events: list[Event]) -> None:
+    """Every chip movement is in the log, and no event leaks a hand that was not shown."""
+    assert json.loads(json.dumps(events)) == events
+    stacks: Counter[str] = Counter()
+    pot = reserve = 0
+    for e in events:
+        kind, data = e["type"], e["data"]
+        if kind == "seated":
+            stacks[str(data["seat"])] += data["stack"]
+        elif kind == "rebought":
+            stacks[str(data["seat"])] += data["amount"]
+        elif kind == "cashed_out":
+            stacks[str(data["seat"])] -= data["amount"]
+        elif kind in ("ante", "paid", "wimp_paid"):
+            stacks[str(data["seat"])] -= data["amount"]
+            pot += data["to_pot"]
+            reserve += data["to_reserve"]
+            assert data["amount"] == data["to_pot"] + data["to_reserve"] <= data["owed"]
+        elif kind == "pot_won":
+            stacks[str(data["seat"])] += data["amount"]
+            pot -= data["amount"]
+        elif kind == "pot_split":
+            for share in data["shares"]:
+                stacks[str(share["seat"])] += share["amount"]
+                pot -= share["amount"]
+        elif kind == "reserve_opened":
+            pot += data["amount"]
+            reserve -= data["amount"]
+    assert after["pot"] - before["pot"] == pot
+    assert after["reserve"] - before["reserve"] == reserve
+    for key in set(before["seats"]) | set(after["seats"]) | set(stacks):
+        assert stack_of(after, key) - stack_of(before, key) == stacks[key], key
+
+    deal = after["deal"]
+    hands: dict[str, list[str]] = deal["hands"] if deal is not None else {}
+    for e in events:
+        seen = cards_in(e["data"])
+        if e["type"] == "showdown":
+            shown = e["data"]["hands"]
+            assert set(shown) == set(deal["shown"])
+            assert seen == cards_in(deal["shown"])
+            continue
+        if e["visible_to"] is None:
+            assert not seen, e
+        else:
+            assert len(e["visible_to"]) == 1
+            assert seen <= set(hands.get(str(e["visible_to"][0]), [])), e
+
+
+def check_views(state: dict[str, Any]) -> None:
+    deal = state["deal"]
+    shown = cards_in(deal["shown"]) if deal is not None else set()
+    assert cards_in(guts.view(state, None)) <= shown
+    for key in state["seats"]:
+        seen = cards_in(guts.view(state, int(key)))
+        own = set(deal["hands"].get(key, [])) if deal is not None else set()
+        assert seen <= shown | own
+        for other, cards in (deal["hands"] if deal is not None else {}).items():
+            if other != key and other not in deal["shown"]:
+                assert not seen & set(cards)
+
+
+def make_deck(rng: random.Random) -> Deck:
+    cards = list(FULL_DECK)
+    rng.shuffle(cards)
+    return Deck(tuple(cards), f"{rng.getrandbits(32):08x}")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(options=OPTIONS, data=st.data())
+def test_random_play_keeps_every_invariant(options: dict[str, Any], data: st.DataObject) -> None:
+    if options["max_players"] < options["min_players"]:
+        options["max_players"] = options["min_players"]
+    rng = data.draw(st.randoms(use_true_random=False))
+    state = guts.new_table(options, "prop", 0.0)
+    for name in NAMES[: data.draw(st.integers(2, options["max_players"]))]:
+        buy_in = data.draw(st.integers(options["min_buy_in"], options["max_buy_in"]))
+        state, _ = guts.sit(state, name, buy_in, 0.0)
+    now = 0.0
+    seats = st.integers(1, options["max_players"] + 1)
+    for _ in range(data.draw(st.integers(10, 100))):
+        action = data.draw(st.sampled_from(ACTIONS))
+        now += data.draw(st.sampled_from([0.0, 0.0, 0.0, 0.5, 2.0, 10.0]))
+        original, before = state, copy.deepcopy(state)
+        refused: RuleError | None = None
+        try:
+            if action == "sit":
+                buy_in = data.draw(st.integers(0, options["max_buy_in"] + 1))
+                state, events = guts.sit(state, data.draw(st.sampled_from(NAMES)), buy_in, now)
+            elif action == "leave":
+                state, events = guts.leave(state, data.draw(seats), now)
+            elif action == "rebuy":
+                amount = data.draw(st.integers(0, options["max_buy_in"]))
+                state, events = guts.rebuy(state, data.draw(seats), amount, now)
+            elif action == "start":
+                state, events = guts.start(state, data.draw(seats), now, make_deck(rng))
+            elif action == "declare":
+                choice = data.draw(st.sampled_from(["in", "in", "out", "pass"]))
+                pending = (guts.view(state, None)["pending"] or {}).get("seats") or []
+                seat = data.draw(st.sampled_from(pending) | seats if pending else seats)
+                state, events = guts.declare(state, seat, choice, now)
+            elif action == "deadline":
+                deadline = guts.next_deadline(state)
+                if deadline is not None:
+                    now = max(now, deadline)
+                state, events = guts.on_deadline(state, now, make_deck(rng))
+            else:
+                request = guts.ranking_request(state) or {}
+                keys = list(request)
+                if keys and data.draw(st.integers(0, 9)) == 0:
+                    keys.pop()
+                ranked = {k: Ranked(data.draw(st.integers(0, 3)), "x", "") for k in keys}
+                state, events = guts.settle(state, ranked, now)
+        except RuleError as error:
+            refused = error
+        # A refused move leaves its input alone, and so does an accepted one.
+        assert original == before
+        if refused is not None:
+            assert refused.code in CODES
+            assert refused.detail.endswith(".")
+            continue
+        check_invariants(state)
+        check_events(before, state, events)
+        check_views(state)
