@@ -14,7 +14,7 @@ Paiute: the best of two table lookups per hand.
 - Flushes depend, per suit, on the 13-bit mask of natural ranks and the wild count k. Each
   card adds its rank bit to its suit's 16-bit field of a 64-bit word, and each wild card
   adds 1 << 13 to every field, so a field read as a number is k << 13 | mask: the index
-  of the flush table. Cards are distinct, so adding the bits is the same as or-ing them.
+  of the flush table. Natural cards are distinct, so adding their bits is or-ing them.
 Leftovers follow the scalar rule (evaluator.paiute): the natural card that is not one of
 the combination's targets, else the wild card with the lowest index.
 """
@@ -59,6 +59,8 @@ _SORTING_NETWORKS: Final = {
         (2, 5), (0, 1), (2, 3), (4, 5), (1, 2), (3, 4),
     ),
 }  # fmt: skip
+# The wire Category number of each strength order; 0 marks an order no hand has (Guts
+# strengths carry the Category number itself as their order).
 _CATEGORY_NUMBERS: Final = {
     "guts2": np.arange(3, dtype=np.uint8),
     "guts3": np.arange(7, dtype=np.uint8),
@@ -164,6 +166,8 @@ def strength_categories(game: str, strengths: npt.NDArray[Any]) -> npt.NDArray[n
     if orders.size and (orders.min() < 0 or orders.max() >= numbers.size):
         raise ValueError(f"strengths out of range for {game}")
     result: npt.NDArray[np.uint8] = numbers[orders]
+    if not result.all():
+        raise ValueError(f"strengths out of range for {game}")
     return result
 
 
@@ -206,6 +210,7 @@ def _guts_table(cards_per_hand: int) -> npt.NDArray[np.uint32]:
     table = np.zeros(52**cards_per_hand, dtype=np.uint32)
     for order in itertools.permutations(range(cards_per_hand)):
         table[combinations[:, order] @ weights] = strengths
+    table.flags.writeable = False
     return table
 
 
@@ -222,16 +227,20 @@ def _card_tables(wild_rank: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.
         else:
             symbols[card] = rank - 2
             bits[card] = 1 << (rank - 2 + _FIELD_BITS * suit)
+    symbols.flags.writeable = bits.flags.writeable = False
     return symbols, bits
 
 
 @functools.cache
 def _combinadic_weights(size: int) -> tuple[npt.NDArray[np.intp], ...]:
     """Return, per place of the sorted symbols, C(symbol + place, place + 1) by symbol."""
-    return tuple(
+    weights = tuple(
         np.array([math.comb(symbol + place, place + 1) for symbol in range(14)], dtype=np.intp)
         for place in range(size)
     )
+    for place_weights in weights:
+        place_weights.flags.writeable = False
+    return weights
 
 
 @functools.cache
@@ -245,6 +254,7 @@ def _group_table(size: int) -> npt.NDArray[np.uint32]:
                 rank_counts[symbol + 2] += 1
         index = sum(math.comb(symbol + place, place + 1) for place, symbol in enumerate(symbols))
         table[index] = group_strength(rank_counts, symbols.count(_WILD_SYMBOL), size)
+    table.flags.writeable = False
     return table
 
 
@@ -255,4 +265,5 @@ def _flush_table() -> npt.NDArray[np.uint32]:
     for wild_count in range(_MAX_WILD_CARDS + 1):
         for mask in range(1 << 13):
             table[wild_count << 13 | mask] = flush_strength(mask, wild_count)
+    table.flags.writeable = False
     return table

@@ -243,5 +243,11 @@ def test_batch_argument_errors() -> None:
         rank_guts_batch(valid_hands(3, 3), 2)
     with pytest.raises(ValueError, match="unknown game 'poker'"):
         strength_categories("poker", np.zeros(3, dtype=np.uint32))
-    with pytest.raises(ValueError, match="out of range"):
-        strength_categories("guts2", np.array([3 << 12], dtype=np.uint32))
+    for game, strength in (
+        ("guts2", 3 << 12),
+        ("guts3", 7 << 12),
+        ("guts3", 5),
+        ("paiute", 7 << 16),
+    ):
+        with pytest.raises(ValueError, match=f"strengths out of range for {game}"):
+            strength_categories(game, np.array([strength], dtype=np.uint32))
