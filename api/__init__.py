@@ -13,9 +13,9 @@ if TYPE_CHECKING:  # the pure game modules under api.games must import without F
 
 def build_service(settings: Settings) -> TableService:
     """The table service with its Redis and evaluator clients."""
-    from api.evaluator_client import EvaluatorClient, EvaluatorTls  # noqa: PLC0415
-    from api.store import TableStore, connect  # noqa: PLC0415
-    from api.tables import TableService  # noqa: PLC0415
+    from api.evaluator_client import EvaluatorClient, EvaluatorTls
+    from api.store import TableStore, connect
+    from api.tables import TableService
 
     tls = None
     if settings.evaluator_tls_ca:
@@ -32,28 +32,33 @@ def build_service(settings: Settings) -> TableService:
 
 def create_app(settings: Settings | None = None, service: TableService | None = None) -> Flask:
     """The Flask application; with `settings.clock`, a clock thread runs in this process."""
-    from api.docs import docs_blueprint  # noqa: PLC0415 - keeps module import light
-    from api.errors import install_error_handlers  # noqa: PLC0415
-    from api.routes.system import system_blueprint  # noqa: PLC0415
-    from api.routes.tables import tables_blueprint  # noqa: PLC0415
-    from api.settings import Settings  # noqa: PLC0415
-    from api.telemetry import install_metrics  # noqa: PLC0415
-    from flask import Flask  # noqa: PLC0415
+    from flask import Flask
+
+    from api.docs import docs_blueprint
+    from api.errors import install_error_handlers
+    from api.routes.system import (
+        install_store_errors,
+        system_blueprint,
+    )
+    from api.routes.tables import tables_blueprint
+    from api.settings import Settings
+    from api.telemetry import install_metrics
 
     settings = settings or Settings.from_env()
     service = service or build_service(settings)
-    app = Flask("cardroom")
+    app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = 256 * 1024
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["cardroom.settings"] = settings
     app.extensions["cardroom.service"] = service
     install_error_handlers(app)
+    install_store_errors(app)
     install_metrics(app)
     app.register_blueprint(system_blueprint)
     app.register_blueprint(tables_blueprint)
     app.register_blueprint(docs_blueprint)
     if settings.clock:
-        from api.clock import Clock  # noqa: PLC0415
+        from api.clock import Clock
 
         clock = Clock(service, settings.clock_interval)
         clock.start()

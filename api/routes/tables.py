@@ -1,0 +1,246 @@
+"""HTTP <-> table service: the /v1/tables resources."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
+
+from api.errors import ApiError
+from api.schemas import parse_json_body
+from api.settings import Settings
+from api.tables import Idempotency, Outcome, TableService, Viewer, fingerprint
+
+tables_blueprint = Blueprint("tables", __name__)
+
+_KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
+
+
+def _service() -> TableService:
+    service: TableService = current_app.extensions["cardroom.service"]
+    return service
+
+
+def _settings() -> Settings:
+    settings: Settings = current_app.extensions["cardroom.settings"]
+    return settings
+
+
+def _token() -> str | None:
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError(
+            401,
+            "invalid_token",
+            "Invalid Authorization header",
+            "Send the seat token as 'Authorization: Bearer <token>'.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return token
+
+
+def _idempotency() -> Idempotency | None:
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not 1 <= len(key) <= 255 or not set(key) <= _KEY_CHARS:
+        raise ApiError(
+            400,
+            "invalid_idempotency_key",
+            "Invalid Idempotency-Key",
+            "An Idempotency-Key is 1 to 255 printable characters without spaces.",
+            field="Idempotency-Key",
+        )
+    return Idempotency(
+        key,
+        fingerprint(
+            request.method, request.path, request.get_data(), request.headers.get("Authorization")
+        ),
+    )
+
+
+def _respond(outcome: Outcome) -> Response:
+    response = jsonify(outcome.body)
+    response.status_code = outcome.status
+    for name, value in outcome.headers.items():
+        response.headers[name] = value
+    return response
+
+
+def _viewer(table_id: str) -> tuple[Viewer, Any]:
+    service = _service()
+    record = service.record(table_id)
+    return service.viewer(table_id, _token(), record), record
+
+
+def _int_arg(name: str, default: int, low: int, high: int) -> int:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(
+            400,
+            "invalid_parameter",
+            "Invalid parameter",
+            f"Query parameter '{name}' must be a whole number.",
+            field=name,
+        ) from None
+    if not low <= value <= high:
+        raise ApiError(
+            400,
+            "invalid_parameter",
+            "Invalid parameter",
+            f"Query parameter '{name}' must be between {low} and {high}.",
+            field=name,
+        )
+    return value
+
+
+def _float_arg(name: str, default: float, low: float, high: float) -> float:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ApiError(
+            400,
+            "invalid_parameter",
+            "Invalid parameter",
+            f"Query parameter '{name}' must be a number.",
+            field=name,
+        ) from None
+    if not low <= value <= high:
+        raise ApiError(
+            400,
+            "invalid_parameter",
+            "Invalid parameter",
+            f"Query parameter '{name}' must be between {low} and {high}.",
+            field=name,
+        )
+    return value
+
+
+@tables_blueprint.post("/v1/tables")
+def create_table() -> Response:
+    """Create a table with its options."""
+    body = parse_json_body(request.get_data(), request.content_type, "CreateTable")
+    return _respond(_service().create_table(body, _idempotency()))
+
+
+@tables_blueprint.get("/v1/tables")
+def lobby() -> Response:
+    """The lobby, newest tables first."""
+    limit = _int_arg("limit", 20, 1, 100)
+    return jsonify(_service().lobby(limit, request.args.get("cursor")))
+
+
+@tables_blueprint.get("/v1/tables/<table_id>")
+def get_table(table_id: str) -> Response:
+    """The table as the caller may see it, with its version as the ETag."""
+    viewer, record = _viewer(table_id)
+    etag = f'"{record.version}"'
+    if request.headers.get("If-None-Match") == etag:
+        response = Response(status=304)
+    else:
+        response = jsonify(_service().present(record, viewer))
+    response.headers["ETag"] = etag
+    response.headers["Cache-Control"] = "private, no-cache"
+    response.headers["Vary"] = "Authorization"
+    return response
+
+
+@tables_blueprint.post("/v1/tables/<table_id>/seats")
+def take_seat(table_id: str) -> Response:
+    """Take a seat with a name and a buy-in."""
+    body = parse_json_body(request.get_data(), request.content_type, "TakeSeat")
+    outcome = _service().take_seat(table_id, body["name"], body["buy_in"], _idempotency())
+    response = _respond(outcome)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@tables_blueprint.delete("/v1/tables/<table_id>/seats/<int:seat>")
+def leave(table_id: str, seat: int) -> Response:
+    """Leave the table (cashed out once any hand the seat is in is settled)."""
+    idempotency = _idempotency()
+    viewer, _ = _viewer(table_id)
+    return _respond(
+        _service().leave(table_id, seat, viewer, request.headers.get("If-Match"), idempotency)
+    )
+
+
+@tables_blueprint.post("/v1/tables/<table_id>/actions")
+def act(table_id: str) -> Response:
+    """One seat's move."""
+    body = parse_json_body(request.get_data(), request.content_type, "Action")
+    idempotency = _idempotency()
+    viewer, _ = _viewer(table_id)
+    return _respond(
+        _service().act(table_id, viewer, body, request.headers.get("If-Match"), idempotency)
+    )
+
+
+@tables_blueprint.get("/v1/tables/<table_id>/events")
+def events(table_id: str) -> Response:
+    """Events after a cursor, as the caller may see them; long-polls with `wait`."""
+    after = _int_arg("after", 0, 0, 2**53)
+    wait = _float_arg("wait", 0.0, 0.0, _settings().long_poll_max)
+    viewer, _ = _viewer(table_id)
+    items, cursor = _service().events(table_id, viewer, after, wait)
+    return jsonify({"events": items, "next": cursor})
+
+
+@tables_blueprint.get("/v1/tables/<table_id>/events/stream")
+def event_stream(table_id: str) -> Response:
+    """The event log as server-sent events, resuming after Last-Event-ID."""
+    last = request.headers.get("Last-Event-ID")
+    if last is not None:
+        try:
+            after = int(last)
+        except ValueError:
+            raise ApiError(
+                400,
+                "invalid_parameter",
+                "Invalid Last-Event-ID",
+                "Last-Event-ID must be an event id.",
+                field="Last-Event-ID",
+            ) from None
+    else:
+        after = _int_arg("after", 0, 0, 2**53)
+    viewer, _ = _viewer(table_id)
+    service = _service()
+    lifetime = _settings().stream_max_seconds
+
+    def generate() -> Iterator[str]:
+        cursor = after
+        ends = time.monotonic() + lifetime
+        yield "retry: 1000\n\n"
+        while time.monotonic() < ends:
+            items, cursor = service.events(table_id, viewer, cursor, min(15.0, lifetime))
+            if not items:
+                yield ": keep-alive\n\n"
+            for item in items:
+                data = json.dumps(item, separators=(",", ":"))
+                yield f"id: {item['id']}\nevent: {item['type']}\ndata: {data}\n\n"
+
+    response = Response(stream_with_context(generate()), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+@tables_blueprint.get("/v1/tables/<table_id>/hands/<int:hand_number>")
+def hand_history(table_id: str, hand_number: int) -> Response:
+    """One finished deal: events, showdown, pot flow and fairness proof."""
+    viewer, _ = _viewer(table_id)
+    return jsonify(_service().hand_history(table_id, hand_number, viewer))

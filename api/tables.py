@@ -1,0 +1,712 @@
+"""Table service: the pure game rules, applied atomically to tables kept in Redis.
+
+A move is read -> computed -> committed: the game module computes the new state and
+its events from the state read; if the deal reaches a showdown, the evaluator ranks
+the hands and the module settles the deal in the same change; then one Lua script
+writes everything if nobody changed the table meanwhile (otherwise the move is
+recomputed, a bounded number of times). Nothing is written when a rule refuses the
+move or the evaluator cannot be reached, so a refused move leaves the table as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from api.errors import ApiError, from_rule_error
+from api.evaluator_client import EvaluatorClient
+from api.games import guts
+from api.games.common import FULL_DECK, Deck, Event, RuleError, Transition
+from api.store import Commit, TableRecord, TableStore, hand_key, idempotency_key, token_digest
+
+log = logging.getLogger("cardroom.tables")
+
+GAMES: dict[str, ModuleType] = {"guts": guts}
+MAX_ATTEMPTS = 16
+IDEMPOTENCY_PENDING_SECONDS = 60
+
+Move = Callable[[dict[str, Any]], Transition]
+
+
+def shuffled_deck() -> Deck:
+    """A fresh deck, shuffled from the operating system's secure random source."""
+    cards = list(FULL_DECK)
+    secrets.SystemRandom().shuffle(cards)
+    return Deck(tuple(cards), secrets.token_hex(16))
+
+
+def new_table_id() -> str:
+    """A short random table id, safe in a URL and a Redis hash tag."""
+    return secrets.token_hex(8)
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking: a seated player (with their player id) or a spectator."""
+
+    seat: int | None = None
+    player: int | None = None
+
+    def may_see(self, item: Mapping[str, Any]) -> bool:
+        """True if this viewer may see the stored event `item`."""
+        audience = item.get("audience")
+        return audience is None or (self.player is not None and self.player in audience)
+
+
+SPECTATOR = Viewer()
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """An Idempotency-Key and the fingerprint of the request it came with."""
+
+    key: str
+    fingerprint: str
+
+
+@dataclass
+class Outcome:
+    """What a move answered: HTTP status and body, plus headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+def fingerprint(method: str, path: str, body: bytes, token: str | None) -> str:
+    """What makes two requests with one Idempotency-Key the same request."""
+    digest = hashlib.sha256()
+    for part in (method.encode(), path.encode(), body, (token or "").encode()):
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()
+
+
+def _seal_token(token: str, idempotency: str) -> str:
+    """The seat token, encrypted under the Idempotency-Key the client holds.
+
+    A replayed seat grant must return the first token, but tokens are stored only as
+    digests: the replay record keeps the token XOR-ed with a key stream derived from
+    the Idempotency-Key, which is itself stored only as a digest.
+    """
+    raw = bytes.fromhex(token)
+    stream = hashlib.sha256(b"cardroom seat token\0" + idempotency.encode()).digest()
+    return bytes(a ^ b for a, b in zip(raw, stream, strict=True)).hex()
+
+
+def _open_token(sealed: str, idempotency: str) -> str:
+    return _seal_token(sealed, idempotency)
+
+
+def public_event(item: Mapping[str, Any]) -> dict[str, Any]:
+    """An event as clients see it (without its audience list)."""
+    shown = {key: item[key] for key in ("id", "type", "data", "at", "hand_number")}
+    if item.get("audience") is not None:
+        shown["private"] = True
+    return shown
+
+
+class TableService:
+    """Create tables, seat players, apply moves and deadlines, read events and histories."""
+
+    def __init__(
+        self,
+        store: TableStore,
+        evaluator: EvaluatorClient,
+        clock: Callable[[], float] = time.time,
+        idempotency_ttl: int = 24 * 3600,
+    ) -> None:
+        """Use this store and evaluator; `clock` gives the time (seconds since the epoch)."""
+        self.store = store
+        self.evaluator = evaluator
+        self.clock = clock
+        self.idempotency_ttl = idempotency_ttl
+
+    # ------------------------------------------------------------------ reading
+
+    def record(self, table_id: str) -> TableRecord:
+        """The table, or 404."""
+        record = self.store.load(table_id)
+        if record is None:
+            raise ApiError(
+                404, "table_not_found", "No such table", f"There is no table {table_id!r}."
+            )
+        return record
+
+    def viewer(self, table_id: str, token: str | None, record: TableRecord) -> Viewer:
+        """Who holds this seat token (a spectator without one); 401 for a bad token."""
+        if token is None:
+            return SPECTATOR
+        found = self.store.player_for_token(table_id, token)
+        if found is None:
+            raise ApiError(
+                401,
+                "invalid_token",
+                "Invalid seat token",
+                "The seat token is not valid at this table (or its seat has left).",
+                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+            )
+        seat = record.state["seats"].get(str(found["seat"]))
+        if seat is None or not hmac.compare_digest(str(seat["player_id"]), str(found["player"])):
+            raise ApiError(
+                401,
+                "invalid_token",
+                "Invalid seat token",
+                "This seat token's player has left the table.",
+                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+            )
+        return Viewer(int(found["seat"]), int(found["player"]))
+
+    def present(self, record: TableRecord | dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+        """The table as `viewer` may see it."""
+        state = record.state if isinstance(record, TableRecord) else record
+        module = GAMES[state["game"]]
+        shown: dict[str, Any] = module.view(state, viewer.seat)
+        shown["id"] = state["table_id"]
+        shown["name"] = state.get("name")
+        return shown
+
+    def lobby(self, limit: int, cursor: str | None) -> dict[str, Any]:
+        """A page of tables, newest first."""
+        after = None
+        if cursor is not None:
+            try:
+                after = float(cursor)
+            except ValueError:
+                raise ApiError(
+                    400,
+                    "invalid_cursor",
+                    "Invalid cursor",
+                    "The cursor is not one this service gave out.",
+                    field="cursor",
+                ) from None
+        rows = self.store.lobby_page(after, limit)
+        records = self.store.load_many([table_id for table_id, _ in rows])
+        tables = []
+        for (table_id, created), record in zip(rows, records, strict=True):
+            if record is None:
+                continue
+            state = record.state
+            maximum = state["options"]["max_players"]
+            tables.append(
+                {
+                    "id": table_id,
+                    "name": state.get("name"),
+                    "game": state["game"],
+                    "options": state["options"],
+                    "seats_taken": len(state["seats"]),
+                    "seats_free": maximum - len(state["seats"]),
+                    "max_players": maximum,
+                    "phase": state["phase"],
+                    "created_at": created,
+                }
+            )
+        next_cursor = repr(rows[-1][1]) if len(rows) == limit else None
+        return {"tables": tables, "next_cursor": next_cursor}
+
+    def events(
+        self, table_id: str, viewer: Viewer, after: int, wait: float
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Events after the cursor that `viewer` may see, waiting up to `wait` seconds.
+
+        The cursor returned moves past events the viewer may not see, so a long poll
+        never spins on them.
+        """
+        deadline = time.monotonic() + wait
+        cursor = after
+        while True:
+            remaining = deadline - time.monotonic()
+            block = int(remaining * 1000) if remaining > 0.001 else None
+            items = self.store.events_after(table_id, cursor, block)
+            if items:
+                cursor = int(items[-1]["id"])
+            visible = [public_event(item) for item in items if viewer.may_see(item)]
+            if visible or block is None or time.monotonic() >= deadline:
+                return visible, cursor
+
+    def hand_history(self, table_id: str, hand_number: int, viewer: Viewer) -> dict[str, Any]:
+        """One finished deal: its events (as the viewer may see them) and the proof."""
+        history = self.store.hand(table_id, hand_number)
+        if history is None:
+            raise ApiError(
+                404,
+                "hand_not_found",
+                "No such hand",
+                f"Deal {hand_number} of table {table_id!r} has not finished (or never happened).",
+            )
+        events = self.store.events_between(
+            table_id, history.pop("first_event"), history.pop("last_event")
+        )
+        history["events"] = [public_event(item) for item in events if viewer.may_see(item)]
+        return history
+
+    # ------------------------------------------------------------------ changing
+
+    def create_table(self, body: Mapping[str, Any], idempotency: Idempotency | None) -> Outcome:
+        """Create a table from the validated request body."""
+        options = dict(body)
+        game = options.pop("game")
+        name = options.pop("name", None)
+        module = GAMES.get(game)
+        if module is None:
+            raise ApiError(
+                422,
+                "unsupported_game",
+                "Unsupported game",
+                f"This gateway does not host {game!r} tables yet.",
+                field="game",
+            )
+        claim_key = None
+        if idempotency is not None:
+            claim_key = idempotency_key("create", idempotency.key)
+            replay = self._replay(claim_key, idempotency)
+            if replay is not None:
+                return replay
+            if not self.store.claim(
+                claim_key,
+                {"pending": True, "fingerprint": idempotency.fingerprint},
+                IDEMPOTENCY_PENDING_SECONDS,
+            ):
+                return self._replay(claim_key, idempotency) or self._in_progress()
+        try:
+            now = self.clock()
+            table_id = new_table_id()
+            try:
+                state = module.new_table(options, table_id, now)
+            except RuleError as error:
+                raise from_rule_error(error.code, error.detail, error.field) from None
+            state["name"] = name or f"{game} table {table_id[:6]}"
+            record = TableRecord(table_id, state, 0, 0)
+            created = self._stored_events(
+                record,
+                state,
+                [
+                    {
+                        "type": "table_created",
+                        "data": {"options": state["options"], "name": state["name"]},
+                        "visible_to": None,
+                    }
+                ],
+                now,
+            )
+            state["version"] = 1
+            if not self.store.commit(Commit(record, state, created)):
+                raise ApiError(409, "conflict", "Conflict", "The table id is already taken.")
+            self.store.index_table(table_id, now)
+            outcome = Outcome(
+                201,
+                self.present(state, SPECTATOR),
+                {"Location": f"/v1/tables/{table_id}", "ETag": '"1"'},
+            )
+        except ApiError as error:
+            if claim_key is not None:
+                if error.status >= 500:
+                    self.store.delete([claim_key])
+                else:
+                    self._remember(claim_key, idempotency, self._error_outcome(error))
+            raise
+        if claim_key is not None:
+            self._remember(claim_key, idempotency, outcome)
+        return outcome
+
+    def take_seat(
+        self, table_id: str, name: str, buy_in: int, idempotency: Idempotency | None
+    ) -> Outcome:
+        """Seat a new player; the reply holds the seat token, shown only this once."""
+        token = secrets.token_bytes(32).hex()
+
+        def move(state: dict[str, Any]) -> Transition:
+            module = GAMES[state["game"]]
+            result: Transition = module.sit(state, name, buy_in, self.clock())
+            return result
+
+        def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
+            seat = next(e["data"]["seat"] for e in events if e["type"] == "seated")
+            viewer = Viewer(seat, state["seats"][str(seat)]["player_id"])
+            return Outcome(
+                201,
+                {
+                    "seat": seat,
+                    "token": token,
+                    "waiting": state["seats"][str(seat)]["status"] == "waiting",
+                    "table": self.present(state, viewer),
+                },
+                {"Location": f"/v1/tables/{table_id}/seats/{seat}"},
+            )
+
+        def tokens(state: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, str]:
+            seat = next(e["data"]["seat"] for e in events if e["type"] == "seated")
+            player = state["seats"][str(seat)]["player_id"]
+            return {
+                token_digest(token): json.dumps({"player": player, "seat": seat}),
+                f"player:{player}": token_digest(token),
+            }
+
+        return self._change(
+            table_id, move, respond, idempotency=idempotency, token_sets=tokens, seal=token
+        )
+
+    def leave(
+        self,
+        table_id: str,
+        seat: int,
+        viewer: Viewer,
+        if_match: str | None,
+        idempotency: Idempotency | None,
+    ) -> Outcome:
+        """A seat asks to leave: now, or when the deal it is in is settled."""
+        if viewer.seat is None:
+            raise ApiError(
+                401,
+                "missing_token",
+                "Seat token required",
+                "Leaving needs the seat's token as 'Authorization: Bearer <token>'.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        if viewer.seat != seat:
+            raise ApiError(
+                403,
+                "wrong_seat",
+                "Not your seat",
+                f"This token belongs to seat {viewer.seat}, not seat {seat}.",
+            )
+
+        def move(state: dict[str, Any]) -> Transition:
+            result: Transition = GAMES[state["game"]].leave(state, seat, self.clock())
+            return result
+
+        def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
+            cashed = next(
+                (
+                    e["data"]["amount"]
+                    for e in events
+                    if e["type"] == "cashed_out" and e["data"]["seat"] == seat
+                ),
+                None,
+            )
+            gone = str(seat) not in state["seats"] or (
+                state["seats"][str(seat)]["player_id"] != viewer.player
+            )
+            return Outcome(
+                200, {"seat": seat, "left": gone, "leaving": not gone, "cashed_out": cashed}, {}
+            )
+
+        return self._change(
+            table_id, move, respond, if_match=if_match, idempotency=idempotency, actor=viewer
+        )
+
+    def act(
+        self,
+        table_id: str,
+        viewer: Viewer,
+        action: Mapping[str, Any],
+        if_match: str | None,
+        idempotency: Idempotency | None,
+    ) -> Outcome:
+        """Apply one seat's move (start, declare, rebuy)."""
+        if viewer.seat is None:
+            raise ApiError(
+                401,
+                "missing_token",
+                "Seat token required",
+                "Moves need the seat's token as 'Authorization: Bearer <token>'.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        seat = viewer.seat
+        kind = action["action"]
+
+        def move(state: dict[str, Any]) -> Transition:
+            module = GAMES[state["game"]]
+            now = self.clock()
+            if kind == "start":
+                result: Transition = module.start(state, seat, now, shuffled_deck())
+            elif kind == "declare":
+                result = module.declare(state, seat, action["choice"], now)
+            elif kind == "rebuy":
+                result = module.rebuy(state, seat, action["amount"], now)
+            else:
+                raise ApiError(
+                    422,
+                    "unsupported_action",
+                    "Unsupported action",
+                    f"A {state['game']} table has no {kind!r} move.",
+                    field="action",
+                )
+            return result
+
+        def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
+            return Outcome(
+                200,
+                {
+                    "table": self.present(state, viewer),
+                    "events": [public_event(e) for e in events if viewer.may_see(e)],
+                },
+                {},
+            )
+
+        return self._change(
+            table_id, move, respond, if_match=if_match, idempotency=idempotency, actor=viewer
+        )
+
+    def run_deadline(self, table_id: str) -> bool:
+        """Apply a passed deadline (the clock calls this); True if the table changed."""
+        now = self.clock()
+
+        def move(state: dict[str, Any]) -> Transition:
+            result: Transition = GAMES[state["game"]].on_deadline(state, now, shuffled_deck())
+            return result
+
+        def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
+            return Outcome(200, {"events": len(events)}, {})
+
+        outcome = self._change(table_id, move, respond, skip_empty=True)
+        return bool(outcome.body.get("events"))
+
+    # ------------------------------------------------------------------ internals
+
+    def _settle(
+        self, state: dict[str, Any], events: list[Event]
+    ) -> tuple[dict[str, Any], list[Event]]:
+        """Rank the hands a showdown needs and settle it, in the same change."""
+        module = GAMES[state["game"]]
+        needed = module.ranking_request(state)
+        if needed is None:
+            return state, events
+        game = f"guts{state['options']['cards']}" if state["game"] == "guts" else state["game"]
+        ranks = self.evaluator.showdown(game, needed)
+        settled, more = module.settle(state, ranks, self.clock())
+        return settled, events + more
+
+    def _stored_events(
+        self, record: TableRecord, state: dict[str, Any], events: list[Event], now: float
+    ) -> list[dict[str, Any]]:
+        """Number the events and turn seat audiences into player audiences."""
+        stored = []
+        for offset, item in enumerate(events, start=1):
+            audience = None
+            if item.get("visible_to") is not None:
+                audience = []
+                for seat in item["visible_to"]:
+                    holder = state["seats"].get(str(seat)) or record.state["seats"].get(str(seat))
+                    if holder is not None:
+                        audience.append(holder["player_id"])
+            stored.append(
+                {
+                    "id": record.seq + offset,
+                    "type": item["type"],
+                    "data": item["data"],
+                    "at": now,
+                    "hand_number": state.get("hand_number", 0),
+                    "audience": audience,
+                }
+            )
+        return stored
+
+    def _history(
+        self, record: TableRecord, state: dict[str, Any], stored: list[dict[str, Any]]
+    ) -> dict[str, tuple[str, int]]:
+        """The hand history of a deal that this change finished, if any."""
+        extra: dict[str, tuple[str, int]] = {}
+        for item in stored:
+            if item["type"] == "deal_started":
+                state["deal_first_event"] = item["id"]
+        deal = GAMES[state["game"]].finished_deal(state)
+        if deal is None or not any(item["type"] == "deal_ended" for item in stored):
+            return extra
+        last = next(item["id"] for item in stored if item["type"] == "deal_ended")
+        history = {
+            "table_id": record.table_id,
+            "hand_number": deal["number"],
+            "game_number": deal["game_number"],
+            "dealer": deal["dealer"],
+            "outcome": deal["outcome"],
+            "showdown": {
+                "reason": deal["showdown_reason"],
+                "hands": {
+                    key: {"cards": deal["shown"].get(key), **rank}
+                    for key, rank in (deal["ranks"] or {}).items()
+                },
+            }
+            if deal["ranks"]
+            else None,
+            "pot_flow": deal["flow"],
+            "fairness": {
+                "commitment": deal["commitment"],
+                "deck": list(deal["deck"]),
+                "salt": deal["salt"],
+                "formula": "sha256(','.join(deck) + ':' + salt)",
+            },
+            "first_event": state.get("deal_first_event", 1),
+            "last_event": last,
+        }
+        extra[hand_key(record.table_id, deal["number"])] = (json.dumps(history), 0)
+        return extra
+
+    def _replay(self, key: str, idempotency: Idempotency) -> Outcome | None:
+        stored = self.store.get_json(key)
+        if stored is None:
+            return None
+        if stored.get("fingerprint") != idempotency.fingerprint:
+            raise ApiError(
+                409,
+                "idempotency_key_reused",
+                "Idempotency-Key reused",
+                "This Idempotency-Key was used with a different request.",
+                field="Idempotency-Key",
+            )
+        if stored.get("pending"):
+            return self._in_progress()
+        body = stored["body"]
+        if "sealed_token" in stored:
+            body["token"] = _open_token(stored["sealed_token"], idempotency.key)
+        if stored["status"] >= 400:
+            raise ApiError(
+                stored["status"],
+                body["code"],
+                body["title"],
+                body["detail"],
+                field=body.get("field"),
+                headers={"Idempotent-Replayed": "true"},
+            )
+        return Outcome(stored["status"], body, {**stored["headers"], "Idempotent-Replayed": "true"})
+
+    def _in_progress(self) -> Outcome:
+        raise ApiError(
+            409,
+            "idempotency_in_progress",
+            "Request in progress",
+            "A request with this Idempotency-Key is still being processed.",
+            headers={"Retry-After": "1"},
+        )
+
+    @staticmethod
+    def _error_outcome(error: ApiError) -> Outcome:
+        return Outcome(
+            error.status,
+            {
+                "code": error.code,
+                "title": error.title,
+                "detail": error.detail,
+                "field": error.field,
+            },
+            {},
+        )
+
+    def _record_value(self, idempotency: Idempotency, outcome: Outcome, seal: str | None) -> str:
+        body = dict(outcome.body)
+        value: dict[str, Any] = {
+            "fingerprint": idempotency.fingerprint,
+            "status": outcome.status,
+            "headers": outcome.headers,
+        }
+        if seal is not None and "token" in body:
+            value["sealed_token"] = _seal_token(body.pop("token"), idempotency.key)
+        value["body"] = body
+        return json.dumps(value)
+
+    def _remember(self, key: str, idempotency: Idempotency | None, outcome: Outcome) -> None:
+        if idempotency is not None:
+            self.store.client.set(
+                key, self._record_value(idempotency, outcome, None), ex=self.idempotency_ttl
+            )
+
+    def _change(
+        self,
+        table_id: str,
+        move: Move,
+        respond: Callable[[dict[str, Any], list[dict[str, Any]]], Outcome],
+        *,
+        if_match: str | None = None,
+        idempotency: Idempotency | None = None,
+        actor: Viewer | None = None,
+        token_sets: Callable[[dict[str, Any], list[dict[str, Any]]], dict[str, str]] | None = None,
+        seal: str | None = None,
+        skip_empty: bool = False,
+    ) -> Outcome:
+        """Read, compute, commit; recompute on a lost race, at most MAX_ATTEMPTS times."""
+        idem_key = idempotency_key(table_id, idempotency.key) if idempotency else None
+        for _attempt in range(MAX_ATTEMPTS):
+            if idem_key is not None and idempotency is not None:
+                replay = self._replay(idem_key, idempotency)
+                if replay is not None:
+                    return replay
+            record = self.record(table_id)
+            if if_match is not None and if_match.strip('W/"') != str(record.version):
+                raise ApiError(
+                    412,
+                    "stale_version",
+                    "Precondition failed",
+                    f"The table is at version {record.version}, not {if_match}.",
+                    headers={"ETag": f'"{record.version}"'},
+                )
+            if actor is not None:
+                self.viewer_still_seated(record, actor)
+            try:
+                state, events = move(record.state)
+                state, events = self._settle(state, events)
+            except RuleError as error:
+                failure = from_rule_error(error.code, error.detail, error.field)
+                if idem_key is not None:
+                    self._remember(idem_key, idempotency, self._error_outcome(failure))
+                raise failure from None
+            if skip_empty and not events:
+                return respond(state, [])
+            now = self.clock()
+            stored = self._stored_events(record, state, events, now)
+            state["version"] = record.version + 1
+            outcome = respond(state, stored)
+            outcome.headers["ETag"] = f'"{record.version + 1}"'
+            change = Commit(record, state, stored, extra=self._history(record, state, stored))
+            if token_sets is not None:
+                change.token_sets = token_sets(state, stored)
+            change.token_deletes = self._departed_tokens(record.state, state)
+            if idem_key is not None and idempotency is not None:
+                change.extra[idem_key] = (
+                    self._record_value(idempotency, outcome, seal),
+                    self.idempotency_ttl,
+                )
+            if self.store.commit(change):
+                self._after_commit(table_id, state)
+                return outcome
+        raise ApiError(
+            409,
+            "conflict",
+            "Too much contention",
+            "The table changed too often to apply this move; try again.",
+            headers={"Retry-After": "1"},
+        )
+
+    def viewer_still_seated(self, record: TableRecord, actor: Viewer) -> None:
+        """401 if the actor's seat was given up between reading the token and now."""
+        seat = record.state["seats"].get(str(actor.seat))
+        if seat is None or seat["player_id"] != actor.player:
+            raise ApiError(
+                401,
+                "invalid_token",
+                "Invalid seat token",
+                "This seat token's player has left the table.",
+                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+            )
+
+    @staticmethod
+    def _departed_tokens(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+        """Token entries of players who are no longer seated: their tokens stop working."""
+        present = {seat["player_id"] for seat in after["seats"].values()}
+        return [
+            f"player:{seat['player_id']}"
+            for seat in before["seats"].values()
+            if seat["player_id"] not in present
+        ]
+
+    def _after_commit(self, table_id: str, state: dict[str, Any]) -> None:
+        try:
+            self.store.schedule(table_id, GAMES[state["game"]].next_deadline(state))
+        except Exception:  # the clock's sweep re-schedules tables it finds unscheduled
+            log.warning("could not schedule table", extra={"table": table_id}, exc_info=True)

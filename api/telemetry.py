@@ -1,0 +1,57 @@
+"""Prometheus metrics of the gateway: requests by route and status, and their latency."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from flask import Flask, Response, g, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+REGISTRY = CollectorRegistry()
+REQUESTS = Counter(
+    "cardroom_http_requests",
+    "HTTP requests by route and status.",
+    ["method", "route", "status"],
+    registry=REGISTRY,
+)
+LATENCY = Histogram(
+    "cardroom_http_request_seconds",
+    "Time to answer an HTTP request (long polls and streams excluded), by route.",
+    ["method", "route"],
+    registry=REGISTRY,
+)
+_UNTIMED = frozenset({"tables.events", "tables.event_stream"})
+
+
+def install_metrics(app: Flask) -> None:
+    """Count and time every request."""
+
+    @app.before_request
+    def _start_timer() -> None:
+        g.cardroom_started = time.perf_counter()
+
+    @app.after_request
+    def _record(response: Response) -> Response:
+        route = request.url_rule.rule if request.url_rule is not None else "unmatched"
+        REQUESTS.labels(request.method, route, str(response.status_code)).inc()
+        started = g.get("cardroom_started")
+        if started is not None and request.endpoint not in _UNTIMED:
+            LATENCY.labels(request.method, route).observe(time.perf_counter() - started)
+        return response
+
+
+def metrics_response() -> Response:
+    """The metrics page; across gunicorn workers when PROMETHEUS_MULTIPROC_DIR is set."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(REGISTRY), mimetype=CONTENT_TYPE_LATEST)

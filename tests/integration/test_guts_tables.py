@@ -1,0 +1,536 @@
+"""Guts tables through the HTTP API, on a real Redis and the real evaluator."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from api import create_app
+from tests.integration.conftest import Gateway, Player, gateway_settings
+
+CARD_TEXTS = {rank + suit for rank in "23456789TJQKA" for suit in "cdhs"}
+
+
+def problem(response: Any, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    body = dict(response.get_json())
+    assert body["code"] == code
+    assert body["status"] == status
+    assert {"type", "title", "detail"} <= set(body)
+    return body
+
+
+def chips(table: dict[str, Any]) -> int:
+    return sum(seat["stack"] for seat in table["seats"].values()) + table["pot"] + table["reserve"]
+
+
+def wait_for(predicate: Any, seconds: float = 10.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def start_deal(gateway: Gateway, players: int = 2, **options: Any) -> tuple[str, list[Player]]:
+    options.setdefault("deal_pause_seconds", 60)
+    table_id = gateway.create(**options)
+    seated = [gateway.sit(table_id, f"p{i}") for i in range(players)]
+    response = gateway.act(table_id, seated[0], action="start")
+    assert response.status_code == 200, response.get_json()
+    return table_id, seated
+
+
+# ---------------------------------------------------------------- tables and seats
+
+
+def test_create_with_defaults_and_read_back(gateway: Gateway) -> None:
+    response = gateway.call("POST", "/v1/tables", json={"game": "guts", "name": "Friday"})
+    assert response.status_code == 201
+    body = response.get_json()
+    assert response.headers["Location"] == f"/v1/tables/{body['id']}"
+    options = body["options"]
+    assert options["cards"] == 3
+    assert options["ante"] == 1
+    assert options["ante_mode"] == "empty_pot"
+    assert options["declare"] == "simultaneous"
+    assert options["all_out_ante"] is True
+    assert options["wimp"] is False
+    assert options["losers_pay"] == "all"
+    assert options["ghost"] is False
+    assert options["cap"] is None
+    assert options["turn_seconds"] == 30
+    table = gateway.table(body["id"])
+    assert table["name"] == "Friday"
+    assert table["phase"] == "waiting"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code", "field"),
+    [
+        ({"game": "guts", "cards": 4}, 422, None, "cards"),
+        ({"game": "guts", "ante": 0}, 422, None, "ante"),
+        ({"game": "guts", "ante": True}, 422, None, "ante"),
+        ({"game": "guts", "declare": "shouting"}, 422, None, "declare"),
+        ({"game": "guts", "turn_seconds": 3601}, 422, None, "turn_seconds"),
+        ({"game": "guts", "colour": "red"}, 422, "unknown_field", "colour"),
+        ({"game": "chess"}, 422, None, "game"),
+        ({}, 422, "missing_field", "game"),
+    ],
+)
+def test_bad_options_are_refused_naming_the_field(
+    gateway: Gateway, body: dict[str, Any], status: int, code: str | None, field: str
+) -> None:
+    response = gateway.call("POST", "/v1/tables", json=body)
+    assert response.status_code == status, response.get_json()
+    problem_body = response.get_json()
+    if code is not None:
+        assert problem_body["code"] == code
+    assert field in (problem_body.get("field") or "") + problem_body["detail"]
+
+
+def test_malformed_json_and_wrong_media_type(gateway: Gateway) -> None:
+    problem(
+        gateway.call("POST", "/v1/tables", data="{not json", content_type="application/json"),
+        400,
+        "malformed_json",
+    )
+    response = gateway.call(
+        "POST", "/v1/tables", data="game=guts", content_type="application/x-www-form-urlencoded"
+    )
+    assert response.status_code == 415
+    assert response.mimetype == "application/problem+json"
+
+
+def test_unknown_table_and_route(gateway: Gateway) -> None:
+    problem(gateway.call("GET", "/v1/tables/nope"), 404, "table_not_found")
+    response = gateway.call("GET", "/v1/nothing-here")
+    assert response.status_code == 404
+    assert response.mimetype == "application/problem+json"
+
+
+def test_lobby_pages(gateway: Gateway) -> None:
+    ids = [gateway.create(name=f"t{i}") for i in range(5)]
+    gateway.sit(ids[-1], "solo")
+    first = gateway.call("GET", "/v1/tables?limit=2").get_json()
+    assert [t["id"] for t in first["tables"]] == ids[::-1][:2]
+    assert first["tables"][0]["seats_taken"] == 1
+    assert first["tables"][0]["seats_free"] == 9
+    second = gateway.call("GET", f"/v1/tables?limit=2&cursor={first['next_cursor']}").get_json()
+    third = gateway.call("GET", f"/v1/tables?limit=2&cursor={second['next_cursor']}").get_json()
+    seen = [t["id"] for page in (first, second, third) for t in page["tables"]]
+    assert seen == ids[::-1]
+    assert third["next_cursor"] is None
+    problem(gateway.call("GET", "/v1/tables?limit=0"), 400, "invalid_parameter")
+
+
+def test_seat_token_shown_once_and_own_cards_only(gateway: Gateway) -> None:
+    table_id, (alice, bob) = start_deal(gateway)
+    mine = gateway.table(table_id, alice)
+    assert mine["you"]["seat"] == alice.seat
+    assert len(mine["you"]["cards"]) == 3
+    theirs = gateway.table(table_id, bob)
+    assert not set(mine["you"]["cards"]) & set(theirs["you"]["cards"])
+    spectator = gateway.table(table_id)
+    assert spectator["you"] is None
+    assert "token" not in str(spectator)
+    problem(
+        gateway.call(
+            "GET", f"/v1/tables/{table_id}", headers={"Authorization": "Bearer not-a-token"}
+        ),
+        401,
+        "invalid_token",
+    )
+
+
+def test_a_seat_taken_during_a_game_waits_for_the_next_game(gateway: Gateway) -> None:
+    table_id, _players = start_deal(gateway)
+    late = gateway.call("POST", f"/v1/tables/{table_id}/seats", json={"name": "late", "buy_in": 50})
+    assert late.status_code == 201
+    assert late.get_json()["waiting"] is True
+    table = gateway.table(table_id)
+    assert table["seats"][str(late.get_json()["seat"])]["status"] == "waiting"
+
+
+def test_etag_and_if_match(gateway: Gateway) -> None:
+    table_id, (alice, _bob) = start_deal(gateway)
+    response = gateway.call("GET", f"/v1/tables/{table_id}", alice)
+    etag = response.headers["ETag"]
+    assert (
+        gateway.call(
+            "GET", f"/v1/tables/{table_id}", alice, headers={"If-None-Match": etag}
+        ).status_code
+        == 304
+    )
+    stale = '"1"'
+    problem(
+        gateway.call(
+            "POST",
+            f"/v1/tables/{table_id}/actions",
+            alice,
+            json={"action": "declare", "choice": "in"},
+            headers={"If-Match": stale},
+        ),
+        412,
+        "stale_version",
+    )
+    fresh = gateway.call(
+        "POST",
+        f"/v1/tables/{table_id}/actions",
+        alice,
+        json={"action": "declare", "choice": "in"},
+        headers={"If-Match": etag},
+    )
+    assert fresh.status_code == 200, fresh.get_json()
+    assert fresh.headers["ETag"] != etag
+
+
+def test_idempotent_retries(gateway: Gateway) -> None:
+    table_id, (alice, _bob) = start_deal(gateway)
+    headers = {"Idempotency-Key": "declare-1"}
+    first = gateway.call(
+        "POST",
+        f"/v1/tables/{table_id}/actions",
+        alice,
+        json={"action": "declare", "choice": "in"},
+        headers=headers,
+    )
+    again = gateway.call(
+        "POST",
+        f"/v1/tables/{table_id}/actions",
+        alice,
+        json={"action": "declare", "choice": "in"},
+        headers=headers,
+    )
+    assert first.status_code == again.status_code == 200
+    assert first.get_json() == again.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    problem(
+        gateway.call(
+            "POST",
+            f"/v1/tables/{table_id}/actions",
+            alice,
+            json={"action": "declare", "choice": "out"},
+            headers=headers,
+        ),
+        409,
+        "idempotency_key_reused",
+    )
+    declared = [e for e in gateway.events(table_id)["events"] if e["type"] == "declared"]
+    assert len(declared) == 1
+
+
+def test_idempotent_seat_replays_the_same_token(gateway: Gateway) -> None:
+    table_id = gateway.create()
+    headers = {"Idempotency-Key": "sit-carol"}
+    body = {"name": "carol", "buy_in": 40}
+    first = gateway.call("POST", f"/v1/tables/{table_id}/seats", json=body, headers=headers)
+    again = gateway.call("POST", f"/v1/tables/{table_id}/seats", json=body, headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert first.get_json()["token"] == again.get_json()["token"]
+    assert len(gateway.table(table_id)["seats"]) == 1
+    created = gateway.call(
+        "POST", "/v1/tables", json={"game": "guts"}, headers={"Idempotency-Key": "make-table"}
+    )
+    replay = gateway.call(
+        "POST", "/v1/tables", json={"game": "guts"}, headers={"Idempotency-Key": "make-table"}
+    )
+    assert created.get_json()["id"] == replay.get_json()["id"]
+
+
+# ---------------------------------------------------------------- rule errors
+
+
+def test_illegal_moves_get_stable_codes_and_change_nothing(gateway: Gateway) -> None:
+    table_id = gateway.create(declare="sequential", deal_pause_seconds=60)
+    alice, bob, carol = (gateway.sit(table_id, name) for name in ("alice", "bob", "carol"))
+    problem(gateway.act(table_id, alice, action="declare", choice="in"), 409, "no_hand_in_progress")
+    assert gateway.act(table_id, alice, action="start").status_code == 200
+    before = gateway.table(table_id)
+    turn = before["pending"]["seats"][0]
+    waiting = next(p for p in (alice, bob, carol) if p.seat != turn)
+    problem(gateway.act(table_id, waiting, action="declare", choice="in"), 409, "not_your_turn")
+    problem(gateway.act(table_id, waiting, action="start"), 409, "already_started")
+    problem(gateway.act(table_id, waiting, action="declare", choice="maybe"), 422, "invalid_field")
+    problem(gateway.act(table_id, waiting, action="rebuy", amount=10), 409, "game_in_progress")
+    after = gateway.table(table_id)
+    assert after["version"] == before["version"]
+    mover = next(p for p in (alice, bob, carol) if p.seat == turn)
+    assert gateway.act(table_id, mover, action="declare", choice="in").status_code == 200
+    problem(gateway.act(table_id, mover, action="declare", choice="out"), 409, "already_declared")
+
+
+def test_moves_need_a_seat_token(gateway: Gateway) -> None:
+    table_id, _ = start_deal(gateway)
+    problem(
+        gateway.call(
+            "POST", f"/v1/tables/{table_id}/actions", json={"action": "declare", "choice": "in"}
+        ),
+        401,
+        "missing_token",
+    )
+
+
+# ---------------------------------------------------------------- whole deals
+
+
+def test_simultaneous_declarations_stay_hidden_until_all_declared(gateway: Gateway) -> None:
+    table_id, (alice, bob, carol) = start_deal(gateway, players=3)
+    gateway.act(table_id, alice, action="declare", choice="in")
+    for viewer in (bob, carol, None):
+        table = gateway.table(table_id, viewer)
+        assert table["deal"]["declarations"] == {}
+        assert "in" not in str(
+            [
+                e["data"]
+                for e in gateway.events(table_id, viewer)["events"]
+                if e["type"] in ("declared", "your_declaration")
+            ]
+        )
+    assert gateway.table(table_id, alice)["you"]["declaration"] == "in"
+    gateway.act(table_id, bob, action="declare", choice="out")
+    gateway.act(table_id, carol, action="declare", choice="in")
+    revealed = [
+        e for e in gateway.events(table_id)["events"] if e["type"] == "declarations_revealed"
+    ]
+    assert revealed[0]["data"]["choices"] == {
+        str(alice.seat): "in",
+        str(bob.seat): "out",
+        str(carol.seat): "in",
+    }
+    table = gateway.table(table_id)
+    shown = table["deal"]["shown"]
+    assert set(shown) == {str(alice.seat), str(carol.seat)}
+
+
+def test_a_watcher_sees_the_timeout_and_reveal_within_a_second(gateway: Gateway) -> None:
+    table_id, (_alice, _bob) = start_deal(gateway, turn_seconds=1)
+    deadline = gateway.table(table_id)["deadline"]
+    cursor = gateway.events(table_id)["next"]
+    seen: list[str] = []
+    while "declarations_revealed" not in seen:
+        page = gateway.events(table_id, after=cursor, wait=5)
+        seen += [e["type"] for e in page["events"]]
+        cursor = page["next"]
+        assert time.time() < deadline + 1.0
+    assert seen.count("timeout") == 2
+    assert time.time() - deadline < 1.0
+
+
+def test_a_lone_in_player_wins_without_showing_and_a_new_game_begins(gateway: Gateway) -> None:
+    table_id, (alice, bob) = start_deal(gateway)
+    alice_cards = gateway.table(table_id, alice)["you"]["cards"]
+    gateway.act(table_id, alice, action="declare", choice="in")
+    gateway.act(table_id, bob, action="declare", choice="out")
+    table = gateway.table(table_id)
+    assert table["pot"] == 0
+    assert table["seats"][str(alice.seat)]["stack"] == 101
+    assert table["seats"][str(bob.seat)]["stack"] == 99
+    everything = str([body for _, body in gateway.received if _ != "p0"])
+    for card in alice_cards:
+        assert f"'{card}'" not in everything
+
+
+def test_showdown_losers_pay_the_pot(gateway: Gateway) -> None:
+    table_id, (alice, bob) = start_deal(gateway)
+    gateway.act(table_id, alice, action="declare", choice="in")
+    gateway.act(table_id, bob, action="declare", choice="in")
+    table = gateway.table(table_id)
+    stacks = sorted(table["seats"][str(p.seat)]["stack"] for p in (alice, bob))
+    ranks = table["deal"]["ranks"]
+    if ranks[str(alice.seat)]["strength"] == ranks[str(bob.seat)]["strength"]:
+        assert stacks == [100, 100]
+    else:
+        # pot 2 from antes: the winner takes it (+1 net), the loser pays 2 into the next pot
+        assert stacks == [97, 101]
+        assert table["pot"] == 2
+
+
+def test_hand_history_and_fairness_proof(gateway: Gateway) -> None:
+    table_id, (alice, bob) = start_deal(gateway)
+    commitment = gateway.table(table_id)["deal"]["commitment"]
+    cards = {p.seat: gateway.table(table_id, p)["you"]["cards"] for p in (alice, bob)}
+    problem(gateway.call("GET", f"/v1/tables/{table_id}/hands/1"), 404, "hand_not_found")
+    gateway.act(table_id, alice, action="declare", choice="in")
+    gateway.act(table_id, bob, action="declare", choice="in")
+    history = gateway.call("GET", f"/v1/tables/{table_id}/hands/1").get_json()
+    proof = history["fairness"]
+    text = ",".join(proof["deck"]) + ":" + proof["salt"]
+    assert hashlib.sha256(text.encode()).hexdigest() == proof["commitment"] == commitment
+    dealt = set(proof["deck"][: 2 * 3])
+    assert set(cards[alice.seat]) | set(cards[bob.seat]) == dealt
+    assert history["showdown"]["hands"][str(alice.seat)]["cards"] == cards[alice.seat]
+    types = [e["type"] for e in history["events"]]
+    assert types[0] == "deal_started"
+    assert types[-1] == "deal_ended"
+    assert "cards_dealt" not in types  # spectators do not see private deals
+    mine = gateway.call("GET", f"/v1/tables/{table_id}/hands/1", alice).get_json()
+    assert [e["data"]["cards"] for e in mine["events"] if e["type"] == "cards_dealt"] == [
+        cards[alice.seat]
+    ]
+    assert history["pot_flow"]
+
+
+def test_deals_follow_by_themselves_and_the_dealer_moves(gateway: Gateway) -> None:
+    table_id, _players = start_deal(gateway, players=3, deal_pause_seconds=0, turn_seconds=1)
+    first_dealer = gateway.table(table_id)["dealer"]
+    table = wait_for(lambda: (t := gateway.table(table_id))["hand_number"] >= 2 and t)
+    assert table["dealer"] != first_dealer
+
+
+def test_leaving_cashes_out_after_the_deal_and_the_token_stops(gateway: Gateway) -> None:
+    table_id, (alice, bob, carol) = start_deal(gateway, players=3)
+    left = gateway.call("DELETE", f"/v1/tables/{table_id}/seats/{carol.seat}", carol)
+    assert left.status_code == 200, left.get_json()
+    assert left.get_json() == {
+        "seat": carol.seat,
+        "left": False,
+        "leaving": True,
+        "cashed_out": None,
+    }
+    problem(
+        gateway.call("DELETE", f"/v1/tables/{table_id}/seats/{carol.seat}", alice),
+        403,
+        "wrong_seat",
+    )
+    for player in (alice, bob, carol):
+        gateway.act(table_id, player, action="declare", choice="out")
+    table = gateway.table(table_id)
+    assert str(carol.seat) not in table["seats"]
+    cashed = [e for e in gateway.events(table_id)["events"] if e["type"] == "cashed_out"]
+    assert cashed[0]["data"]["seat"] == carol.seat
+    problem(gateway.call("GET", f"/v1/tables/{table_id}", carol), 401, "invalid_token")
+
+
+def test_server_sent_events_resume_from_last_event_id(gateway: Gateway) -> None:
+    table_id, (alice, _bob) = start_deal(gateway)
+    response = gateway.call(
+        "GET",
+        f"/v1/tables/{table_id}/events/stream",
+        alice,
+        headers={"Last-Event-ID": "3"},
+        buffered=False,
+    )
+    assert response.mimetype == "text/event-stream"
+    chunks = []
+    for chunk in response.response:
+        chunks.append(chunk.decode() if isinstance(chunk, bytes) else chunk)
+        if sum(part.count("\nevent: ") + part.startswith("id:") for part in chunks) >= 3:
+            break
+    response.close()
+    text = "".join(chunks)
+    ids = [int(line[4:]) for line in text.splitlines() if line.startswith("id: ")]
+    assert ids
+    assert ids[0] == 4
+    assert "event: " in text
+
+
+# ---------------------------------------------------------------- guarantees
+
+
+def test_two_gateways_never_lose_or_double_a_move(redis_url: str, evaluator_address: str) -> None:
+    apps = [
+        create_app(gateway_settings(redis_url, evaluator_address, clock=False)) for _ in range(2)
+    ]
+    gateways = [Gateway(app, app.test_client()) for app in apps]
+    table_id = gateways[0].create(max_players=10, deal_pause_seconds=60)
+    players = [gateways[i % 2].sit(table_id, f"racer{i}") for i in range(10)]
+    assert gateways[1].act(table_id, players[0], action="start").status_code == 200
+    results: list[int] = []
+
+    def declare(index: int) -> None:
+        client = apps[index % 2].test_client()
+        for _ in range(3):  # the same move three times: exactly one may count
+            response = client.post(
+                f"/v1/tables/{table_id}/actions",
+                json={"action": "declare", "choice": "out"},
+                headers=players[index].auth,
+            )
+            results.append(response.status_code)
+
+    threads = [threading.Thread(target=declare, args=(i,)) for i in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count(200) == 10
+    events = apps[0].extensions["cardroom.service"].store.events_after(table_id, 0, None)
+    assert [e["id"] for e in events] == list(range(1, len(events) + 1))
+    assert sum(1 for e in events if e["type"] == "declared") == 10
+    assert sum(1 for e in events if e["type"] == "declarations_revealed") == 1
+    for app in apps:
+        app.extensions["cardroom.service"].evaluator.close()
+
+
+OPTION_SETS = [
+    {},
+    {"cards": 2},
+    {"ante_mode": "every_deal"},
+    {"declare": "sequential"},
+    {"all_out_ante": False},
+    {"wimp": True},
+    {"losers_pay": "worst"},
+    {"ghost": True},
+    {"cap": 3},
+    {"cap": 3, "cap_mode": "reserve"},
+    {"cards": 2, "ghost": True, "losers_pay": "worst", "ante_mode": "every_deal", "ante": 2},
+]
+
+
+@pytest.mark.parametrize(
+    "options", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults"
+)
+def test_whole_games_for_every_option(gateway: Gateway, options: dict[str, Any]) -> None:
+    rng = random.Random(str(options))
+    table_id = gateway.create(deal_pause_seconds=0, turn_seconds=5, **options)
+    players = [gateway.sit(table_id, f"p{i}", buy_in=60) for i in range(4)]
+    bought = 4 * 60
+    gateway.act(table_id, players[0], action="start")
+    deals_seen = 0
+    for _ in range(8):
+        table = wait_for(
+            lambda: (t := gateway.table(table_id))["phase"] in ("declaring", "waiting") and t
+        )
+        assert chips(table) == bought - sum_cashed(gateway, table_id)
+        if table["phase"] == "waiting":
+            break
+        deals_seen += 1
+        hand = table["hand_number"]
+        for seat in (
+            list(table["pending"]["seats"]) if options.get("declare") != "sequential" else []
+        ):
+            player = next(p for p in players if p.seat == seat)
+            gateway.act(table_id, player, action="declare", choice=rng.choice(["in", "out"]))
+        while options.get("declare") == "sequential":
+            table = gateway.table(table_id)
+            if table["hand_number"] != hand or table["phase"] != "declaring":
+                break
+            seat = table["pending"]["seats"][0]
+            player = next(p for p in players if p.seat == seat)
+            gateway.act(table_id, player, action="declare", choice=rng.choice(["in", "out"]))
+        wait_for(
+            lambda h=hand: (
+                gateway.table(table_id)["hand_number"] > h
+                or gateway.table(table_id)["phase"] == "waiting"
+            )
+        )
+    assert deals_seen >= 3
+    table = gateway.table(table_id)
+    assert chips(table) == bought - sum_cashed(gateway, table_id)
+    for number in range(1, table["hand_number"]):
+        history = gateway.call("GET", f"/v1/tables/{table_id}/hands/{number}")
+        assert history.status_code == 200
+
+
+def sum_cashed(gateway: Gateway, table_id: str) -> int:
+    return sum(
+        e["data"]["amount"] for e in gateway.events(table_id)["events"] if e["type"] == "cashed_out"
+    )

@@ -1,0 +1,304 @@
+"""api/openapi.json: a valid OpenAPI 3.1 document whose examples match its schemas."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+from openapi_spec_validator import validate as validate_openapi
+from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from api.docs import docs_blueprint, swagger_ui_version
+from api.errors import PROBLEM_CODES, RULE_ERROR_DEFAULT_STATUS, RULE_ERROR_STATUS
+from api.games import guts
+from api.schemas import OPENAPI_PATH, StrictValidator, openapi_document, parse_json_body
+
+METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+DOCUMENT_URI = "urn:test:openapi"
+# The request bodies the routes validate with parse_json_body.
+REQUEST_SCHEMAS = ("CreateTable", "TakeSeat", "Action", "EvaluateRequest")
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    return openapi_document()
+
+
+def walk(node: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (JSON pointer, value) in the document, depth first."""
+    yield pointer, node
+    if isinstance(node, dict):
+        for key, value in node.items():
+            escaped = str(key).replace("~", "~0").replace("/", "~1")
+            yield from walk(value, f"{pointer}/{escaped}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from walk(value, f"{pointer}/{index}")
+
+
+def resolve(document: dict[str, Any], reference: str) -> Any:
+    assert reference.startswith("#/"), reference
+    node: Any = document
+    for part in reference[2:].split("/"):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def deref(document: dict[str, Any], node: Any) -> Any:
+    while isinstance(node, dict) and "$ref" in node:
+        node = resolve(document, node["$ref"])
+    return node
+
+
+def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in document["paths"].items():
+        for method in METHODS:
+            if method in item:
+                yield path, method, item[method]
+
+
+def schema_at(document: dict[str, Any], pointer: str) -> Any:
+    """A validator for the schema at `pointer`, its $refs resolved within the document."""
+    registry: Registry[Any] = Registry().with_resource(
+        DOCUMENT_URI, Resource.from_contents(document, default_specification=DRAFT202012)
+    )
+    return StrictValidator({"$ref": f"{DOCUMENT_URI}#{pointer}"}, registry=registry)
+
+
+# ----------------------------------------------------------------- validity
+
+
+def test_the_document_is_valid_openapi_3_1(document: dict[str, Any]) -> None:
+    assert document["openapi"] == "3.1.0"
+    validate_openapi(document)
+
+
+def test_the_validator_would_notice_a_broken_document(document: dict[str, Any]) -> None:
+    broken = copy.deepcopy(document)
+    broken["components"]["schemas"]["TakeSeat"]["properties"]["name"]["type"] = "strin"
+    with pytest.raises(OpenAPIValidationError):
+        validate_openapi(broken)
+    broken = copy.deepcopy(document)
+    broken["components"]["parameters"]["Limit"]["in"] = "body"
+    with pytest.raises(OpenAPIValidationError):
+        validate_openapi(broken)
+
+
+def test_every_ref_resolves(document: dict[str, Any]) -> None:
+    references = [
+        node["$ref"]
+        for _, node in walk(document)
+        if isinstance(node, dict) and isinstance(node.get("$ref"), str)
+    ]
+    assert len(references) > 100
+    for reference in references:
+        assert resolve(document, reference) is not None, reference
+
+
+def test_every_component_is_used(document: dict[str, Any]) -> None:
+    text = json.dumps(document)
+    for kind in ("schemas", "parameters", "headers", "responses"):
+        for name in document["components"][kind]:
+            assert f'"#/components/{kind}/{name}"' in text, f"{kind}/{name} is never used"
+
+
+def test_every_operation_is_complete(document: dict[str, Any]) -> None:
+    ids = []
+    for path, method, operation in operations(document):
+        where = f"{method.upper()} {path}"
+        assert operation.get("operationId"), where
+        assert operation.get("summary"), where
+        assert operation.get("responses"), where
+        assert any(code.startswith("2") for code in operation["responses"]), where
+        assert "500" in operation["responses"], where
+        ids.append(operation["operationId"])
+    assert len(ids) == len(set(ids))
+    assert len(ids) == 15
+
+
+def test_path_parameters_are_declared(document: dict[str, Any]) -> None:
+    for path, item in document["paths"].items():
+        declared = {deref(document, p)["name"] for p in item.get("parameters", [])}
+        for method in METHODS:
+            if method in item:
+                declared |= {
+                    deref(document, p)["name"]
+                    for p in item[method].get("parameters", [])
+                    if deref(document, p)["in"] == "path"
+                }
+        assert declared >= set(re.findall(r"{(\w+)}", path)), path
+
+
+def test_every_error_response_is_problem_json(document: dict[str, Any]) -> None:
+    for path, method, operation in operations(document):
+        for status, response in operation["responses"].items():
+            if int(status) < 400:
+                continue
+            content = deref(document, response)["content"]
+            assert list(content) == ["application/problem+json"], (method, path, status)
+            media = content["application/problem+json"]
+            assert media["schema"] == {"$ref": "#/components/schemas/Problem"}
+            assert media["examples"], (method, path, status)
+            for example in media["examples"].values():
+                assert example["value"]["status"] == int(status), (method, path, status)
+
+
+def test_problem_examples_use_the_code_tables(document: dict[str, Any]) -> None:
+    for name, response in document["components"]["responses"].items():
+        media = response.get("content", {}).get("application/problem+json")
+        if media is None:
+            continue
+        for example in media["examples"].values():
+            value = example["value"]
+            code = value["code"]
+            assert value["type"] == f"https://cardroom.dev/problems/{code}", name
+            if code in PROBLEM_CODES:
+                assert (value["status"], value["title"]) == PROBLEM_CODES[code], name
+            else:
+                status = RULE_ERROR_STATUS.get(code, RULE_ERROR_DEFAULT_STATUS)
+                assert value["status"] == status, name
+
+
+def test_the_description_lists_every_error_code(document: dict[str, Any]) -> None:
+    description = document["info"]["description"]
+    for code, (status, title) in PROBLEM_CODES.items():
+        assert f"| `{code}` | {status} | {title} |" in description, code
+    for code, rule_status in RULE_ERROR_STATUS.items():
+        assert f"| `{code}` | {rule_status} |" in description, code
+    for topic in ("seat token", "Idempotency-Key", "ETag", "Events", "problem+json"):
+        assert topic in description
+
+
+# ----------------------------------------------------------------- examples
+
+
+def examples(document: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """(where, pointer of the schema, example value) for every example in the document."""
+    for pointer, node in walk(document):
+        if not isinstance(node, dict):
+            continue
+        if "schema" in node and isinstance(node["schema"], dict):
+            if "example" in node:
+                yield pointer, f"{pointer}/schema", node["example"]
+            for name, example in node.get("examples", {}).items():
+                yield f"{pointer}/examples/{name}", f"{pointer}/schema", example["value"]
+        elif "/components/schemas/" in pointer or "/schema" in pointer:
+            listed = node.get("examples")
+            if isinstance(listed, list) and not pointer.endswith("/properties"):
+                for index, value in enumerate(listed):
+                    yield f"{pointer}/examples/{index}", pointer, value
+
+
+def test_every_example_matches_its_schema(document: dict[str, Any]) -> None:
+    found = list(examples(document))
+    assert len(found) > 80
+    for where, pointer, value in found:
+        errors = [error.message for error in schema_at(document, pointer).iter_errors(value)]
+        assert not errors, f"{where}: {errors}"
+
+
+def test_the_example_checker_would_notice_a_bad_example(document: dict[str, Any]) -> None:
+    pointer = "/components/schemas/TakeSeat"
+    assert list(schema_at(document, pointer).iter_errors({"name": "Ada", "buy_in": True}))
+    assert list(schema_at(document, pointer).iter_errors({"name": "Ada", "buy_in": 5.0}))
+
+
+def test_request_examples_pass_the_gateway_s_own_validation(document: dict[str, Any]) -> None:
+    checked = 0
+    for path, method, operation in operations(document):
+        body = operation.get("requestBody")
+        if body is None:
+            continue
+        media = body["content"]["application/json"]
+        schema = media["schema"]["$ref"].removeprefix("#/components/schemas/")
+        assert schema in REQUEST_SCHEMAS, (method, path)
+        for example in media["examples"].values():
+            raw = json.dumps(example["value"]).encode()
+            assert parse_json_body(raw, "application/json", schema) == example["value"]
+            checked += 1
+    assert checked >= 9
+
+
+def test_request_schemas_reject_unknown_members(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    pending = list(REQUEST_SCHEMAS)
+    seen = set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        schema = schemas[name]
+        branches = [option["$ref"].rsplit("/", 1)[1] for option in schema.get("oneOf", [])]
+        if branches:
+            pending.extend(branches)
+            continue
+        assert schema["additionalProperties"] is False, name
+        for member in schema["properties"].values():
+            if "$ref" in member and member["$ref"] != "#/components/schemas/Card":
+                pending.append(member["$ref"].rsplit("/", 1)[1])
+    assert {"CreateGutsTable", "CreatePaiuteTable", "CallAction", "OddsQuery"} <= seen
+
+
+# ----------------------------------------------------------------- the Guts options
+
+
+def test_guts_options_match_the_rules_module(document: dict[str, Any]) -> None:
+    properties = document["components"]["schemas"]["CreateGutsTable"]["properties"]
+    defaults = guts.validate_options({})
+    assert set(properties) - {"game", "name"} == set(defaults)
+    for option, value in defaults.items():
+        if "default" in properties[option]:
+            assert properties[option]["default"] == value, option
+
+
+def test_guts_examples_are_accepted_by_the_rules_module(document: dict[str, Any]) -> None:
+    for example in document["components"]["schemas"]["CreateGutsTable"]["examples"]:
+        options = {k: v for k, v in example.items() if k not in {"game", "name"}}
+        guts.validate_options(options)
+
+
+# ----------------------------------------------------------------- serving
+
+
+@pytest.fixture
+def client() -> Any:
+    app = Flask("docs-test")
+    app.register_blueprint(docs_blueprint)
+    return app.test_client()
+
+
+def test_openapi_json_is_served(client: Any) -> None:
+    response = client.get("/openapi.json")
+    assert response.status_code == 200
+    assert response.content_type == "application/json"
+    assert response.get_data() == OPENAPI_PATH.read_bytes()
+
+
+def test_docs_page_uses_local_assets_only(client: Any) -> None:
+    response = client.get("/docs")
+    assert response.status_code == 200
+    assert response.content_type.startswith("text/html")
+    page = response.get_data(as_text=True)
+    assert "http://" not in page
+    assert "https://" not in page
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert "/docs/assets/swagger-ui-bundle.js" in sources
+    for source in sources:
+        asset = client.get(source)
+        assert asset.status_code == 200, source
+        assert asset.get_data(), source
+    initializer = client.get("/docs/initializer.js").get_data(as_text=True)
+    assert 'url: "/openapi.json"' in initializer
+
+
+def test_swagger_ui_renders_openapi_3_1() -> None:
+    major = int(swagger_ui_version().split(".")[0])
+    assert major >= 5
