@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from api.errors import ApiError, from_rule_error
+from api.errors import ApiError, from_rule_error, invalid_token, missing_token
 from api.evaluator_client import EvaluatorClient
 from api.games import guts
 from api.games.common import FULL_DECK, Deck, Event, RuleError, Transition
@@ -146,22 +146,10 @@ class TableService:
             return SPECTATOR
         found = self.store.player_for_token(table_id, token)
         if found is None:
-            raise ApiError(
-                401,
-                "invalid_token",
-                "Invalid seat token",
-                "The seat token is not valid at this table (or its seat has left).",
-                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
-            )
+            raise invalid_token()
         seat = record.state["seats"].get(str(found["seat"]))
         if seat is None or not hmac.compare_digest(str(seat["player_id"]), str(found["player"])):
-            raise ApiError(
-                401,
-                "invalid_token",
-                "Invalid seat token",
-                "This seat token's player has left the table.",
-                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
-            )
+            raise invalid_token()
         return Viewer(int(found["seat"]), int(found["player"]))
 
     def present(self, record: TableRecord | dict[str, Any], viewer: Viewer) -> dict[str, Any]:
@@ -363,13 +351,7 @@ class TableService:
     ) -> Outcome:
         """A seat asks to leave: now, or when the deal it is in is settled."""
         if viewer.seat is None:
-            raise ApiError(
-                401,
-                "missing_token",
-                "Seat token required",
-                "Leaving needs the seat's token as 'Authorization: Bearer <token>'.",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+            raise missing_token()
         if viewer.seat != seat:
             raise ApiError(
                 403,
@@ -412,13 +394,7 @@ class TableService:
     ) -> Outcome:
         """Apply one seat's move (start, declare, rebuy)."""
         if viewer.seat is None:
-            raise ApiError(
-                401,
-                "missing_token",
-                "Seat token required",
-                "Moves need the seat's token as 'Authorization: Bearer <token>'.",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+            raise missing_token()
         seat = viewer.seat
         kind = action["action"]
 
@@ -687,13 +663,7 @@ class TableService:
         """401 if the actor's seat was given up between reading the token and now."""
         seat = record.state["seats"].get(str(actor.seat))
         if seat is None or seat["player_id"] != actor.player:
-            raise ApiError(
-                401,
-                "invalid_token",
-                "Invalid seat token",
-                "This seat token's player has left the table.",
-                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
-            )
+            raise invalid_token()
 
     @staticmethod
     def _departed_tokens(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

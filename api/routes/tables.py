@@ -80,54 +80,35 @@ def _viewer(table_id: str) -> tuple[Viewer, Any]:
     return service.viewer(table_id, _token(), record), record
 
 
+def _number_arg(name: str, default: float, low: float, high: float, whole: bool) -> float:
+    """A numeric query parameter within [low, high]; 400 invalid_parameter otherwise."""
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    kind = "a whole number" if whole else "a number"
+    try:
+        value = int(raw) if whole else float(raw)
+    except ValueError:
+        raise ApiError(
+            400,
+            "invalid_parameter",
+            "Invalid parameter",
+            f"Query parameter '{name}' must be {kind}.",
+            field=name,
+        ) from None
+    if not low <= value <= high:
+        raise ApiError(
+            400,
+            "invalid_parameter",
+            "Invalid parameter",
+            f"Query parameter '{name}' must be between {low} and {high}.",
+            field=name,
+        )
+    return value
+
+
 def _int_arg(name: str, default: int, low: int, high: int) -> int:
-    raw = request.args.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(
-            400,
-            "invalid_parameter",
-            "Invalid parameter",
-            f"Query parameter '{name}' must be a whole number.",
-            field=name,
-        ) from None
-    if not low <= value <= high:
-        raise ApiError(
-            400,
-            "invalid_parameter",
-            "Invalid parameter",
-            f"Query parameter '{name}' must be between {low} and {high}.",
-            field=name,
-        )
-    return value
-
-
-def _float_arg(name: str, default: float, low: float, high: float) -> float:
-    raw = request.args.get(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ApiError(
-            400,
-            "invalid_parameter",
-            "Invalid parameter",
-            f"Query parameter '{name}' must be a number.",
-            field=name,
-        ) from None
-    if not low <= value <= high:
-        raise ApiError(
-            400,
-            "invalid_parameter",
-            "Invalid parameter",
-            f"Query parameter '{name}' must be between {low} and {high}.",
-            field=name,
-        )
-    return value
+    return int(_number_arg(name, default, low, high, whole=True))
 
 
 @tables_blueprint.post("/v1/tables")
@@ -194,7 +175,7 @@ def act(table_id: str) -> Response:
 def events(table_id: str) -> Response:
     """Events after a cursor, as the caller may see them; long-polls with `wait`."""
     after = _int_arg("after", 0, 0, 2**53)
-    wait = _float_arg("wait", 0.0, 0.0, _settings().long_poll_max)
+    wait = _number_arg("wait", 0.0, 0.0, _settings().long_poll_max, whole=False)
     viewer, _ = _viewer(table_id)
     items, cursor = _service().events(table_id, viewer, after, wait)
     return jsonify({"events": items, "next": cursor})
