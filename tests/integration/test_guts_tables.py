@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import random
 import threading
 import time
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 
 from api import create_app
 from tests.integration.conftest import Gateway, Player, gateway_settings
+from tests.integration.play import play_guts_game, wait_for
 
 CARD_TEXTS = {rank + suit for rank in "23456789TJQKA" for suit in "cdhs"}
 
@@ -24,20 +24,6 @@ def problem(response: Any, status: int, code: str) -> dict[str, Any]:
     assert body["status"] == status
     assert {"type", "title", "detail"} <= set(body)
     return body
-
-
-def chips(table: dict[str, Any]) -> int:
-    return sum(seat["stack"] for seat in table["seats"].values()) + table["pot"] + table["reserve"]
-
-
-def wait_for(predicate: Any, seconds: float = 10.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 def start_deal(gateway: Gateway, players: int = 2, **options: Any) -> tuple[str, list[Player]]:
@@ -489,48 +475,4 @@ OPTION_SETS = [
     "options", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults"
 )
 def test_whole_games_for_every_option(gateway: Gateway, options: dict[str, Any]) -> None:
-    rng = random.Random(str(options))
-    table_id = gateway.create(deal_pause_seconds=0, turn_seconds=5, **options)
-    players = [gateway.sit(table_id, f"p{i}", buy_in=60) for i in range(4)]
-    bought = 4 * 60
-    gateway.act(table_id, players[0], action="start")
-    deals_seen = 0
-    for _ in range(8):
-        table = wait_for(
-            lambda: (t := gateway.table(table_id))["phase"] in ("declaring", "waiting") and t
-        )
-        assert chips(table) == bought - sum_cashed(gateway, table_id)
-        if table["phase"] == "waiting":
-            break
-        deals_seen += 1
-        hand = table["hand_number"]
-        for seat in (
-            list(table["pending"]["seats"]) if options.get("declare") != "sequential" else []
-        ):
-            player = next(p for p in players if p.seat == seat)
-            gateway.act(table_id, player, action="declare", choice=rng.choice(["in", "out"]))
-        while options.get("declare") == "sequential":
-            table = gateway.table(table_id)
-            if table["hand_number"] != hand or table["phase"] != "declaring":
-                break
-            seat = table["pending"]["seats"][0]
-            player = next(p for p in players if p.seat == seat)
-            gateway.act(table_id, player, action="declare", choice=rng.choice(["in", "out"]))
-        wait_for(
-            lambda h=hand: (
-                gateway.table(table_id)["hand_number"] > h
-                or gateway.table(table_id)["phase"] == "waiting"
-            )
-        )
-    assert deals_seen >= 3
-    table = gateway.table(table_id)
-    assert chips(table) == bought - sum_cashed(gateway, table_id)
-    for number in range(1, table["hand_number"]):
-        history = gateway.call("GET", f"/v1/tables/{table_id}/hands/{number}")
-        assert history.status_code == 200
-
-
-def sum_cashed(gateway: Gateway, table_id: str) -> int:
-    return sum(
-        e["data"]["amount"] for e in gateway.events(table_id)["events"] if e["type"] == "cashed_out"
-    )
+    assert play_guts_game(gateway, options) >= 3

@@ -1,0 +1,78 @@
+"""Whole games played through the HTTP API, shared by the table and scale-out tests."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from tests.integration.conftest import Gateway
+
+T = TypeVar("T")
+
+
+def wait_for(predicate: Callable[[], T], seconds: float = 10.0) -> T:
+    """Poll until `predicate` returns something truthy; that value."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def chips(table: dict[str, Any]) -> int:
+    """Stacks, pot and reserve of a table view."""
+    return sum(seat["stack"] for seat in table["seats"].values()) + table["pot"] + table["reserve"]
+
+
+def sum_cashed(gateway: Gateway, table_id: str) -> int:
+    """Chips cashed out so far, from the event log."""
+    return sum(
+        e["data"]["amount"] for e in gateway.events(table_id)["events"] if e["type"] == "cashed_out"
+    )
+
+
+def play_guts_game(gateway: Gateway, options: dict[str, Any], deals: int = 8) -> int:
+    """Play up to `deals` deals with random declarations, checking chips; deals played."""
+    rng = random.Random(str(options))
+    table_id = gateway.create(deal_pause_seconds=0, turn_seconds=5, **options)
+    players = [gateway.sit(table_id, f"p{i}", buy_in=60) for i in range(4)]
+    bought = 4 * 60
+    gateway.act(table_id, players[0], action="start")
+    deals_seen = 0
+    for _ in range(deals):
+        table = wait_for(
+            lambda: (t := gateway.table(table_id))["phase"] in ("declaring", "waiting") and t
+        )
+        assert chips(table) == bought - sum_cashed(gateway, table_id)
+        if table["phase"] == "waiting":
+            break
+        deals_seen += 1
+        hand = table["hand_number"]
+        for seat in (
+            list(table["pending"]["seats"]) if options.get("declare") != "sequential" else []
+        ):
+            player = next(p for p in players if p.seat == seat)
+            gateway.act(table_id, player, action="declare", choice=rng.choice(["in", "out"]))
+        while options.get("declare") == "sequential":
+            table = gateway.table(table_id)
+            if table["hand_number"] != hand or table["phase"] != "declaring":
+                break
+            seat = table["pending"]["seats"][0]
+            player = next(p for p in players if p.seat == seat)
+            gateway.act(table_id, player, action="declare", choice=rng.choice(["in", "out"]))
+        wait_for(
+            lambda h=hand: (
+                gateway.table(table_id)["hand_number"] > h
+                or gateway.table(table_id)["phase"] == "waiting"
+            )
+        )
+    table = gateway.table(table_id)
+    assert chips(table) == bought - sum_cashed(gateway, table_id)
+    for number in range(1, table["hand_number"]):
+        history = gateway.call("GET", f"/v1/tables/{table_id}/hands/{number}")
+        assert history.status_code == 200
+    return deals_seen

