@@ -44,7 +44,8 @@ test-fast: protos
 lint: protos
 	$(BIN)/ruff check api evaluator tests bench deploy
 	$(BIN)/ruff format --check api evaluator tests bench deploy
-	$(BIN)/mypy api evaluator
+	$(BIN)/mypy api evaluator deploy
+	$(BIN)/python -m deploy.validate
 
 bench: bench-evaluator
 

@@ -17,6 +17,8 @@ threads = int(os.environ.get("GATEWAY_THREADS", "32"))
 timeout = int(os.environ.get("GATEWAY_TIMEOUT", "60"))
 graceful_timeout = int(os.environ.get("GATEWAY_GRACEFUL_TIMEOUT", "20"))
 keepalive = 5
+# no control socket: it would live under $HOME, which a read-only container lacks
+control_socket_disable = True
 accesslog = "-" if os.environ.get("GATEWAY_ACCESS_LOG", "") in ("1", "true") else None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
