@@ -31,6 +31,9 @@ Every illegal move raises `RuleError` with a stable machine `code`, a full-sente
   something other than a `Ranked`.
 - ``invalid_deck``: a deck is not 52 distinct cards with a hexadecimal salt, or a deal
   had to start and no deck was given.
+- Paiute's turn codes (``already_drawn``, ``empty_discard_pile``, ``must_draw_first``,
+  ``card_not_held``, ``cannot_discard_drawn``, ``invalid_combination``,
+  ``cards_not_held``, ``no_combination``) are described in `api.games.paiute`.
 - ``insufficient_chips``: reserved for the adapter (a user's bankroll cannot cover a
   buy-in or rebuy); the pure state machines never raise it, because a seat without
   chips is simply not dealt in.

@@ -135,7 +135,8 @@ Decisions where RULES.md is silent
 - A draw from the discard pile while it is empty (it is, after the first seat takes the
   starting card and calls with six) is refused; the seat must draw from the stock.
 - Only the top card and the size of the discard pile are in the view; every discard was
-  public when it was made.
+  public when it was made, and a call's discard stays in its claim even once a reshuffle
+  has put the card back in the stock (which tells nobody where it lies).
 """
 
 from __future__ import annotations
@@ -213,15 +214,15 @@ _OWN_LIMITS: dict[str, tuple[int, int]] = {
 }
 
 
-# --------------------------------------------------------------------------- options
-
-
 def _changed(state: State, change: Change) -> Transition:
     """Apply `change` to a deep copy of the state, collecting the events it appends."""
     new = copy.deepcopy(state)
     events: list[Event] = []
     change(new, events)
     return new, events
+
+
+# --------------------------------------------------------------------------- options
 
 
 def _limited_int(raw: Mapping[str, Any], name: str) -> int:
@@ -323,20 +324,21 @@ def leave(state: State, seat: int, now: float) -> Transition:
     verify_leave(state, seat, now)
     if not _in_current_hand(state, seat):
         return guts.leave(state, seat, now)
-    new = copy.deepcopy(state)
-    record = new["seats"][str(seat)]
+    return _changed(state, lambda new, events: _mark_leaving(new, seat, now, events))
+
+
+def _mark_leaving(state: State, seat: int, now: float, events: list[Event]) -> None:
+    record = state["seats"][str(seat)]
     record["leaving"] = True
-    events = [event("leaving", {"seat": seat, "name": record["name"]})]
-    deal = new["deal"]
-    if new["phase"] == SHOWDOWN:
-        return new, events
-    if deal["turn"] == seat:
+    events.append(event("leaving", {"seat": seat, "name": record["name"]}))
+    if state["phase"] == SHOWDOWN:
+        return
+    if state["deal"]["turn"] == seat:
         # Nobody waits for a player who has gone: the turn is played for them now.
-        if _play_for(new, seat, "leaving", now, events):
-            _advance(new, now, events)
-    elif _everyone_leaving(new):
-        _void(new, now, "abandoned", events)
-    return new, events
+        if _play_for(state, seat, "leaving", now, events):
+            _advance(state, now, events)
+    elif _everyone_leaving(state):
+        _void(state, now, "abandoned", events)
 
 
 def verify_rebuy(state: State, seat: int, amount: int, now: float) -> None:
@@ -400,16 +402,17 @@ def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
     dealt = HAND_SIZE * len(order)
     state["hand_number"] += 1
     state["dealer"] = dealer
+    records = {str(s): state["seats"][str(s)] for s in order}
     state["deal"] = {
         "number": state["hand_number"],
         "game_number": state["game_number"],
         "dealer": dealer,
+        "players": order,
+        "player_ids": {key: record["player_id"] for key, record in records.items()},
+        "names": {key: record["name"] for key, record in records.items()},
         "commitment": commitment(deck),
         "deck": cards,
         "salt": deck.salt,
-        "players": order,
-        "player_ids": {str(s): state["seats"][str(s)]["player_id"] for s in order},
-        "names": {str(s): state["seats"][str(s)]["name"] for s in order},
         # Card i of the deck goes to the i-th seat of the dealing order, round after round.
         "hands": {str(s): cards[i : dealt : len(order)] for i, s in enumerate(order)},
         "wild_card": cards[dealt],
@@ -594,7 +597,9 @@ def verify_call(
         raise RuleError("invalid_ranking", "A call needs the evaluator's rank of the cards.")
     if ranked.strength <= 0:
         raise RuleError(
-            "no_combination", f"{ranked.description or 'These cards'} is no winning combination."
+            "no_combination",
+            f"These cards make no winning combination, so seat {seat} cannot call.",
+            "cards",
         )
 
 
