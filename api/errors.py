@@ -60,6 +60,7 @@ PROBLEM_CODES: dict[str, tuple[int, str]] = {
     "invalid_field": (422, "Invalid field value"),
     "missing_field": (422, "Missing field"),
     "invalid_hand": (422, "Invalid hand"),
+    "invalid_card": (422, "Invalid card"),
     "unsupported_game": (422, "Unsupported game"),
     "unsupported_action": (422, "Unsupported action"),
     "internal_error": (500, "Internal server error"),
@@ -73,6 +74,14 @@ PROBLEM_CODES: dict[str, tuple[int, str]] = {
 # unprocessable (422); a seat that is not the caller's is forbidden (403).
 RULE_ERROR_STATUS: dict[str, int] = {
     "not_your_turn": 409,
+    "already_drawn": 409,
+    "must_draw_first": 409,
+    "empty_discard_pile": 409,
+    "card_not_held": 422,
+    "cards_not_held": 422,
+    "cannot_discard_drawn": 422,
+    "no_combination": 422,
+    "invalid_combination": 422,
     "already_declared": 409,
     "no_hand_in_progress": 409,
     "insufficient_chips": 422,

@@ -183,6 +183,13 @@ class EvaluatorClient:
             )
         ]
 
+    def rank(self, game: str, cards: Sequence[str], wild_rank: int | None = None) -> Ranked:
+        """Rank one hand."""
+        result = self.evaluate(game, [" ".join(cards)], wild_rank)[0]
+        return Ranked(
+            int(str(result["strength"])), str(result["category"]), str(result["description"])
+        )
+
     def odds(
         self, game: str, hand: str, opponents: int, samples: int, seed: int | None
     ) -> dict[str, object]:

@@ -23,13 +23,17 @@ from typing import Any
 
 from api.errors import ApiError, from_rule_error, invalid_token, missing_token
 from api.evaluator_client import EvaluatorClient
-from api.games import guts
+from api.games import guts, paiute
 from api.games.common import FULL_DECK, Deck, Event, RuleError, Transition
 from api.store import Commit, TableRecord, TableStore, hand_key, idempotency_key, token_digest
 
 log = logging.getLogger("cardroom.tables")
 
-GAMES: dict[str, ModuleType] = {"guts": guts}
+GAMES: dict[str, ModuleType] = {"guts": guts, "paiute": paiute}
+MOVES = {
+    "guts": frozenset({"start", "declare", "rebuy"}),
+    "paiute": frozenset({"start", "rebuy", "draw", "discard", "call"}),
+}
 MAX_ATTEMPTS = 16
 IDEMPOTENCY_PENDING_SECONDS = 60
 
@@ -105,6 +109,25 @@ def _open_token(sealed: str, idempotency: str) -> str:
     return _seal_token(sealed, idempotency)
 
 
+_RANKS = {"10": "T", **{rank: rank for rank in "23456789TJQKA"}}
+
+
+def canonical_card(text: str, field: str) -> str:
+    """A card as the rules write it ("Ah", "Td"), from any spelling ("ah", "10d")."""
+    cleaned = text.strip()
+    rank = _RANKS.get(cleaned[:-1].upper())
+    suit = cleaned[-1:].lower()
+    if rank is None or suit not in ("c", "d", "h", "s"):
+        raise ApiError(
+            422,
+            "invalid_card",
+            "Invalid card",
+            f"{text!r} is not a card (rank 2-10, J, Q, K or A, then c, d, h or s).",
+            field=field,
+        )
+    return rank + suit
+
+
 def public_event(item: Mapping[str, Any]) -> dict[str, Any]:
     """An event as clients see it (without its audience list)."""
     shown = {key: item[key] for key in ("id", "type", "data", "at", "hand_number")}
@@ -122,11 +145,13 @@ class TableService:
         evaluator: EvaluatorClient,
         clock: Callable[[], float] = time.time,
         idempotency_ttl: int = 24 * 3600,
+        deck_source: Callable[[], Deck] = shuffled_deck,
     ) -> None:
-        """Use this store and evaluator; `clock` gives the time (seconds since the epoch)."""
+        """Use this store and evaluator; `clock` gives the time, `deck_source` the decks."""
         self.store = store
         self.evaluator = evaluator
         self.clock = clock
+        self.deck_source = deck_source
         self.idempotency_ttl = idempotency_ttl
 
     # ------------------------------------------------------------------ reading
@@ -401,13 +426,7 @@ class TableService:
         def move(state: dict[str, Any]) -> Transition:
             module = GAMES[state["game"]]
             now = self.clock()
-            if kind == "start":
-                result: Transition = module.start(state, seat, now, shuffled_deck())
-            elif kind == "declare":
-                result = module.declare(state, seat, action["choice"], now)
-            elif kind == "rebuy":
-                result = module.rebuy(state, seat, action["amount"], now)
-            else:
+            if kind not in MOVES[state["game"]]:
                 raise ApiError(
                     422,
                     "unsupported_action",
@@ -415,6 +434,25 @@ class TableService:
                     f"A {state['game']} table has no {kind!r} move.",
                     field="action",
                 )
+            result: Transition
+            if kind == "start":
+                result = module.start(state, seat, now, self.deck_source())
+            elif kind == "declare":
+                result = module.declare(state, seat, action["choice"], now)
+            elif kind == "rebuy":
+                result = module.rebuy(state, seat, action["amount"], now)
+            elif kind == "draw":
+                result = module.draw(state, seat, action["source"], now)
+            elif kind == "discard":
+                result = module.discard(state, seat, canonical_card(action["card"], "card"), now)
+            else:
+                cards = [canonical_card(card, "cards") for card in action["cards"]]
+                spare = action.get("discard")
+                spare = None if spare is None else canonical_card(spare, "discard")
+                # the rules refuse a malformed call before the evaluator is asked to rank it
+                module.verify_call(state, seat, cards, spare, None, now)
+                ranked = self.evaluator.rank("paiute", cards, module.wild_rank(state))
+                result = module.call(state, seat, cards, spare, ranked, now)
             return result
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
@@ -436,7 +474,7 @@ class TableService:
         now = self.clock()
 
         def move(state: dict[str, Any]) -> Transition:
-            result: Transition = GAMES[state["game"]].on_deadline(state, now, shuffled_deck())
+            result: Transition = GAMES[state["game"]].on_deadline(state, now, self.deck_source())
             return result
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
@@ -455,8 +493,10 @@ class TableService:
         needed = module.ranking_request(state)
         if needed is None:
             return state, events
-        game = f"guts{state['options']['cards']}" if state["game"] == "guts" else state["game"]
-        ranks = self.evaluator.showdown(game, needed)
+        if state["game"] == "guts":
+            ranks = self.evaluator.showdown(f"guts{state['options']['cards']}", needed)
+        else:
+            ranks = self.evaluator.showdown(state["game"], needed, module.wild_rank(state))
         settled, more = module.settle(state, ranks, self.clock())
         return settled, events + more
 
@@ -513,6 +553,7 @@ class TableService:
             if deal["ranks"]
             else None,
             "pot_flow": deal["flow"],
+            "wild_card": deal.get("wild_card"),
             "fairness": {
                 "commitment": deal["commitment"],
                 "deck": list(deal["deck"]),

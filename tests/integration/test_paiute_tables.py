@@ -1,0 +1,348 @@
+"""Paiute tables through the HTTP API, on a real Redis and the real evaluator."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from api import build_service, create_app
+from api.games.common import FULL_DECK, Deck
+from api.tables import shuffled_deck
+from tests.integration.conftest import Gateway, Player, gateway_settings
+from tests.integration.play import chips, wait_for
+from tests.integration.transcript import Transcript
+
+
+class DeckQueue:
+    """Rigged decks first, then fair ones: a test sets up the deal it wants."""
+
+    def __init__(self) -> None:
+        self.decks: list[Deck] = []
+
+    def rig(self, hands: list[list[str]], wild: str, discard: str, stock: list[str]) -> None:
+        """The deck that deals `hands` (in dealing order), then the wild, discard, stock."""
+        order: list[str] = []
+        for round_ in range(5):
+            order += [hand[round_] for hand in hands]
+        order += [wild, discard, *stock]
+        rest = [card for card in FULL_DECK if card not in order]
+        self.decks.append(Deck(tuple(order + rest), "5a1f"))
+
+    def __call__(self) -> Deck:
+        return self.decks.pop(0) if self.decks else shuffled_deck()
+
+
+@pytest.fixture
+def rigged(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, DeckQueue]]:
+    settings = gateway_settings(redis_url, evaluator_address)
+    service = build_service(settings)
+    decks = DeckQueue()
+    service.deck_source = decks
+    app = create_app(settings, service)
+    yield Gateway(app, app.test_client()), decks
+    app.extensions["cardroom.clock"].stop()
+
+
+def paiute_table(gateway: Gateway, players: int = 3, **options: Any) -> tuple[str, list[Player]]:
+    response = gateway.call(
+        "POST", "/v1/tables", json={"game": "paiute", "deal_pause_seconds": 60, **options}
+    )
+    assert response.status_code == 201, response.get_json()
+    table_id = response.get_json()["id"]
+    return table_id, [gateway.sit(table_id, f"p{i}", buy_in=50) for i in range(players)]
+
+
+def act(gateway: Gateway, table_id: str, player: Player, **action: Any) -> dict[str, Any]:
+    response = gateway.act(table_id, player, **action)
+    assert response.status_code == 200, response.get_json()
+    return dict(response.get_json())
+
+
+def refused(gateway: Gateway, table_id: str, player: Player, code: str, **action: Any) -> None:
+    response = gateway.act(table_id, player, **action)
+    assert response.status_code in (409, 422), response.get_json()
+    assert response.mimetype == "application/problem+json"
+    assert response.get_json()["code"] == code, response.get_json()
+
+
+# Seats 1, 2, 3; seat 1 deals, so seats 2, 3, 1 are dealt in that order.
+KINGS = ["Kc", "Kd", "Kh", "Ks", "2c"]
+HEARTS = ["5h", "6h", "8h", "9h", "3c"]
+DEALER = ["4d", "Jc", "Qd", "2s", "3s"]
+
+
+def test_create_a_paiute_table(gateway: Gateway) -> None:
+    response = gateway.call("POST", "/v1/tables", json={"game": "paiute"})
+    assert response.status_code == 201
+    options = response.get_json()["options"]
+    assert (options["ante"], options["turn_seconds"], options["max_reshuffles"]) == (1, 30, 2)
+    assert options["max_players"] == 5
+    bad = gateway.call("POST", "/v1/tables", json={"game": "paiute", "max_players": 6})
+    assert bad.status_code == 422
+    assert bad.get_json()["field"] == "max_players"
+    bad = gateway.call("POST", "/v1/tables", json={"game": "paiute", "cards": 3})
+    assert bad.status_code == 422
+
+
+def test_a_deal_with_a_call_last_turns_and_a_showdown(rigged: tuple[Gateway, DeckQueue]) -> None:
+    gateway, decks = rigged
+    # 7s are wild; seat 2 draws the 7c and holds five kings; seat 3 draws 7d for 5-9 of hearts
+    decks.rig([KINGS, HEARTS, DEALER], wild="7h", discard="Td", stock=["7c", "7d", "As"])
+    table_id, (one, two, three) = paiute_table(gateway)
+    transcript = Transcript(gateway, table_id)
+    act(gateway, table_id, one, action="start")
+    table = gateway.table(table_id, two)
+    assert table["dealer"] == one.seat
+    assert table["deal"]["wild_card"] == "7h"
+    assert table["deal"]["discard_top"] == "Td"
+    assert table["pending"] == {
+        "action": "draw",
+        "seats": [two.seat],
+        "deadline": table["deadline"],
+    }
+    assert sorted(table["you"]["cards"]) == sorted(KINGS)
+    assert table["pot"] == 3
+    refused(gateway, table_id, three, "not_your_turn", action="draw", source="stock")
+    refused(gateway, table_id, two, "must_draw_first", action="discard", card="2c")
+    drew = act(gateway, table_id, two, action="draw", source="stock")
+    assert drew["table"]["you"]["drawn"]["card"] == "7c"
+    refused(gateway, table_id, two, "already_drawn", action="draw", source="stock")
+    for viewer in (three, None):
+        transcript.call(viewer, "GET", f"/v1/tables/{table_id}")
+    refused(
+        gateway,
+        table_id,
+        two,
+        "cards_not_held",
+        action="call",
+        cards=["Kc", "Kd", "Kh", "Ks", "As"],
+        discard="2c",
+    )
+    refused(
+        gateway,
+        table_id,
+        two,
+        "invalid_field",
+        action="call",
+        cards=["Kc", "Kd", "Kh", "Ks", "Zz"],
+        discard="2c",
+    )
+    refused(gateway, table_id, two, "unsupported_action", action="declare", choice="in")
+    called = transcript.call(
+        two,
+        "POST",
+        f"/v1/tables/{table_id}/actions",
+        json={"action": "call", "cards": ["kc", "kd", "kh", "ks", "7c"], "discard": "2c"},
+    )
+    assert called.status_code == 200, called.get_json()
+    table = gateway.table(table_id)
+    assert table["phase"] == "last_turns"
+    assert table["pending"]["seats"] == [three.seat]
+    act(gateway, table_id, three, action="draw", source="stock")
+    laid = act(
+        gateway, table_id, three, action="call", cards=["5h", "6h", "7d", "8h", "9h"], discard="3c"
+    )
+    assert laid["table"]["pending"]["seats"] == [one.seat]
+    act(gateway, table_id, one, action="draw", source="stock")
+    act(gateway, table_id, one, action="discard", card="As")
+    table = gateway.table(table_id)
+    assert table["phase"] == "between_deals"
+    assert table["seats"][str(two.seat)]["stack"] == 52
+    assert table["seats"][str(three.seat)]["stack"] == 49
+    events = gateway.events(table_id)["events"]
+    showdown = next(e for e in events if e["type"] == "showdown")["data"]["hands"]
+    assert showdown[str(two.seat)]["category"] == "FIVE_OF_A_KIND"
+    assert showdown[str(three.seat)]["category"] == "STRAIGHT_FLUSH"
+    history = gateway.call("GET", f"/v1/tables/{table_id}/hands/1").get_json()
+    proof = history["fairness"]
+    digest = hashlib.sha256((",".join(proof["deck"]) + ":" + proof["salt"]).encode())
+    assert digest.hexdigest() == proof["commitment"]
+    assert history["wild_card"] == "7h"
+    for viewer in (one, two, three, None):
+        transcript.call(viewer, "GET", f"/v1/tables/{table_id}/events")
+        transcript.call(viewer, "GET", f"/v1/tables/{table_id}/hands/1")
+    assert transcript.check() > 20
+
+
+def test_the_dealer_calling_ends_the_deal_at_once(rigged: tuple[Gateway, DeckQueue]) -> None:
+    gateway, decks = rigged
+    # seat 2 is dealt first, then the dealer (seat 1)
+    decks.rig(
+        [["Qs", "Js", "4h", "5d", "6d"], ["2c", "3c", "4c", "5c", "9d"]],
+        wild="8s",
+        discard="Th",
+        stock=["Ks", "6c"],
+    )
+    table_id, (one, two) = paiute_table(gateway, players=2)
+    act(gateway, table_id, one, action="start")
+    # seat 2 plays first and discards; then the dealer draws 6c for 2-6 of clubs
+    act(gateway, table_id, two, action="draw", source="stock")
+    refused(
+        gateway,
+        table_id,
+        two,
+        "no_combination",
+        action="call",
+        cards=["Qs", "Js", "Ks", "5d", "6d"],
+        discard="4h",
+    )
+    act(gateway, table_id, two, action="discard", card="4h")
+    act(gateway, table_id, one, action="draw", source="stock")
+    act(gateway, table_id, one, action="call", cards=["2c", "3c", "4c", "5c", "6c"], discard="9d")
+    table = gateway.table(table_id)
+    assert table["phase"] == "between_deals"
+    assert table["seats"][str(one.seat)]["stack"] == 51
+
+
+def test_the_discard_rule_and_a_split_pot(rigged: tuple[Gateway, DeckQueue]) -> None:
+    gateway, decks = rigged
+    # two players each lay down a royal flush with a wild card: equal best split the pot
+    decks.rig(
+        [
+            ["Ah", "Kh", "Qh", "Jh", "2c"],
+            ["As", "Ks", "Qs", "Js", "3d"],
+            ["4c", "5d", "6s", "8c", "9d"],
+        ],
+        wild="7c",
+        discard="7d",
+        stock=["7s", "Tc", "2h"],
+    )
+    table_id, (one, two, three) = paiute_table(gateway)
+    act(gateway, table_id, one, action="start")
+    act(gateway, table_id, two, action="draw", source="discard")
+    refused(gateway, table_id, two, "cannot_discard_drawn", action="discard", card="7d")
+    act(gateway, table_id, two, action="call", cards=["Ah", "Kh", "Qh", "Jh", "7d"], discard="2c")
+    act(gateway, table_id, three, action="draw", source="stock")
+    act(gateway, table_id, three, action="call", cards=["As", "Ks", "Qs", "Js", "7s"], discard="3d")
+    act(gateway, table_id, one, action="draw", source="stock")
+    act(gateway, table_id, one, action="discard", card="Tc")
+    table = gateway.table(table_id)
+    stacks = {seat: table["seats"][str(seat)]["stack"] for seat in (two.seat, three.seat)}
+    # pot 3: the odd chip goes to the first winner from the dealer's left (seat 2)
+    assert stacks == {two.seat: 51, three.seat: 50}
+    assert table["pot"] == 0
+
+
+def test_reshuffles_then_a_void_deal_carries_the_pot(gateway: Gateway) -> None:
+    table_id, players = paiute_table(gateway, players=2, max_reshuffles=1)
+    act(gateway, table_id, players[0], action="start")
+    reshuffled = 0
+    for _ in range(200):
+        table = gateway.table(table_id)
+        if table["phase"] != "playing":
+            break
+        seat = table["pending"]["seats"][0]
+        player = next(p for p in players if p.seat == seat)
+        drew = act(gateway, table_id, player, action="draw", source="stock")
+        reshuffled += sum(1 for e in drew["events"] if e["type"] == "reshuffled")
+        if drew["table"]["phase"] != "playing":
+            break  # the stock ran out once more than the table allows
+        card = drew["table"]["you"]["drawn"]["card"]
+        act(gateway, table_id, player, action="discard", card=card)
+    table = gateway.table(table_id)
+    events = gateway.events(table_id)["events"]
+    assert reshuffled == 1
+    if any(e["type"] == "called" for e in events):  # pragma: no cover - nobody calls here
+        pytest.fail("nobody called")
+    assert [e["data"]["outcome"] for e in events if e["type"] == "deal_ended"] == ["void"]
+    assert table["pot"] == 2
+    assert chips(table) == 100
+
+
+def test_a_missed_turn_is_played_by_the_server(gateway: Gateway) -> None:
+    table_id, players = paiute_table(gateway, players=2, turn_seconds=1)
+    act(gateway, table_id, players[0], action="start")
+    first = gateway.table(table_id)["pending"]["seats"][0]
+    cursor = 0
+    seen: list[dict[str, Any]] = []
+    while not any(e["type"] == "discarded" for e in seen):
+        page = gateway.events(table_id, after=cursor, wait=3)
+        seen += page["events"]
+        cursor = page["next"]
+    timeout = next(e for e in seen if e["type"] == "timeout")
+    assert timeout["data"]["seat"] == first
+    drawn = next(e for e in seen if e["type"] == "drew")
+    assert drawn["data"]["source"] == "stock"
+    assert "card" not in drawn["data"]  # a card from the stock stays private until discarded
+    assert wait_for(lambda: gateway.table(table_id)["pending"]["seats"][0] != first)
+
+
+def test_random_games_keep_cards_private_and_chips_whole(gateway: Gateway) -> None:
+    rng = random.Random(11)
+    table_id, players = paiute_table(gateway, players=3, deal_pause_seconds=0, max_reshuffles=0)
+    transcript = Transcript(gateway, table_id)
+    act(gateway, table_id, players[0], action="start")
+    for _ in range(150):
+        table = gateway.table(table_id)
+        if table["phase"] not in ("playing", "last_turns"):
+            wait_for(lambda: gateway.table(table_id)["phase"] in ("playing", "last_turns"))
+            continue
+        seat = table["pending"]["seats"][0]
+        player = next(p for p in players if p.seat == seat)
+        source = "discard" if rng.random() < 0.3 and table["deal"]["discard_top"] else "stock"
+        drew = transcript.call(
+            player,
+            "POST",
+            f"/v1/tables/{table_id}/actions",
+            json={"action": "draw", "source": source},
+        ).get_json()
+        if drew["table"]["you"]["drawn"] is None:
+            continue  # the draw emptied the stock once too often: the deal is void
+        hand = drew["table"]["you"]["cards"]
+        ranked = gateway.call(
+            "POST",
+            "/v1/evaluate",
+            json={
+                "game": "paiute",
+                "wild_rank": "23456789TJQKA".index(drew["table"]["deal"]["wild_card"][0]) + 2,
+                "hands": [" ".join(hand)],
+            },
+        ).get_json()["results"][0]
+        taken = drew["table"]["you"]["drawn"]
+        spare = ranked["leftover"]
+        if ranked["strength"] and (
+            spare is None or taken["source"] == "stock" or spare != taken["card"]
+        ):
+            shown = [card for card in hand if card != spare]
+            transcript.call(
+                player,
+                "POST",
+                f"/v1/tables/{table_id}/actions",
+                json={"action": "call", "cards": shown, "discard": spare},
+            )
+        else:
+            choices = [c for c in hand if not (taken["source"] == "discard" and c == taken["card"])]
+            transcript.call(
+                player,
+                "POST",
+                f"/v1/tables/{table_id}/actions",
+                json={"action": "discard", "card": rng.choice(choices)},
+            )
+        for viewer in [*players, None]:
+            transcript.call(viewer, "GET", f"/v1/tables/{table_id}")
+        assert chips(gateway.table(table_id)) == 150
+    for viewer in [*players, None]:
+        transcript.call(viewer, "GET", f"/v1/tables/{table_id}/events")
+    stream = gateway.call("GET", f"/v1/tables/{table_id}/events/stream", players[1], buffered=False)
+    text = ""
+    for chunk in stream.response:
+        text += chunk.decode() if isinstance(chunk, bytes) else chunk
+        if text.count("\n\n") > 60:
+            break
+    stream.close()
+    for line in text.splitlines():
+        if line.startswith("data: "):
+            transcript.add(players[1], json.loads(line[6:]))
+    assert gateway.table(table_id)["hand_number"] >= 2
+    outcomes = {
+        e["data"]["outcome"]
+        for e in gateway.events(table_id)["events"]
+        if e["type"] == "deal_ended"
+    }
+    assert "won" in outcomes  # the seeded run has calls, not only void deals
+    assert transcript.check() > 200
