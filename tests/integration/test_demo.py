@@ -1,0 +1,134 @@
+"""`make demo` against a real gateway served over HTTP, and the images' healthchecks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from werkzeug.serving import make_server
+
+from api import create_app
+from deploy import demo, validate
+from tests.conftest import free_port
+from tests.integration.conftest import gateway_settings
+
+
+@pytest.fixture
+def gateway_url(redis_url: str, evaluator_address: str) -> Iterator[str]:
+    """A gateway with its clock, served by werkzeug on a free loopback port."""
+    app = create_app(gateway_settings(redis_url, evaluator_address))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="demo-gateway", daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(10)
+    clock = app.extensions.get("cardroom.clock")
+    if clock is not None:
+        clock.stop()
+    app.extensions["cardroom.service"].evaluator.close()
+
+
+def test_the_demo_plays_complete_deals(gateway_url: str) -> None:
+    lines: list[str] = []
+    status = demo.main(["--url", gateway_url, "--timeout", "30"], say=lines.append)
+    transcript = "\n".join(lines)
+    assert status == 0, transcript
+    assert "gateway ready: redis ok, evaluator ok" in transcript
+    guts = transcript[transcript.index("== Guts") : transcript.index("== Paiute")]
+    for seat, name in enumerate(demo.PLAYERS, start=1):
+        assert f"seat {seat}: {name} buys in for 100" in guts
+        assert re.search(rf"{name} holds (\S\S ){{2}}\S\S: wins \d+% .* -> (in|out)", guts)
+    assert "declarations_revealed:" in guts
+    assert re.search(r"deal_ended: outcome (won|uncontested|split|nobody_in)", guts)
+    assert "= the commitment announced" in guts
+    assert "the 9 cards dealt are the top of that deck" in guts
+    assert "chips: 300 on the table = 300 bought in" in guts
+    assert re.search(r"Guts deal 1 complete: \w+, fairness verified\.", guts)
+    paiute = transcript[transcript.index("== Paiute") :]
+    if "Paiute: skipped" in paiute:
+        assert "422 unsupported_game" in paiute
+    else:
+        assert "the 15 cards dealt are the top of that deck" in paiute
+        assert re.search(r"Paiute deal 1 complete: \w+, fairness verified\.", paiute)
+    assert transcript.splitlines()[-1].startswith("summary: guts: deal 1 ")
+
+
+def test_the_demo_says_when_no_gateway_answers() -> None:
+    lines: list[str] = []
+    status = demo.main(["--url", f"http://127.0.0.1:{free_port()}"], say=lines.append)
+    assert status == 2
+    assert "cannot reach the gateway" in lines[-1]
+
+
+def test_a_forged_fairness_proof_is_caught() -> None:
+    deck = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
+    commitment = hashlib.sha256((",".join(deck) + ":salt").encode()).hexdigest()
+    history: dict[str, Any] = {"fairness": {"deck": deck, "salt": "salt", "commitment": commitment}}
+    dealt = {"ann": deck[0:3:2], "bo": deck[1:4:2]}
+    demo.verify_fairness(history, commitment, dealt, 2, lambda _: None)
+    with pytest.raises(demo.DemoError, match="FAILED"):
+        demo.verify_fairness(history, "0" * 64, dealt, 2, lambda _: None)
+    with pytest.raises(demo.DemoError, match="top"):
+        demo.verify_fairness(
+            history, commitment, {"ann": ["Ah", "Kh"], "bo": deck[:2]}, 2, lambda _: None
+        )
+
+
+def test_paiute_is_skipped_when_the_gateway_has_no_paiute_tables() -> None:
+    class NoPaiute(demo.GatewayClient):
+        def request(
+            self, method: str, path: str, body: Any = None, token: str | None = None
+        ) -> tuple[int, Any]:
+            return 422, {"code": "unsupported_game", "detail": "not yet"}
+
+    lines: list[str] = []
+    report = demo.play_paiute(NoPaiute("http://unused"), lines.append, 1.0)
+    assert report.skipped is not None
+    assert lines[-1].startswith("Paiute: skipped: this gateway does not host Paiute")
+
+
+def test_the_discard_keeps_wilds_and_pairs() -> None:
+    assert demo.choose_discard(["7h", "7d", "9s", "Kc", "2c", "Ah"], wild_rank=9) == "2c"
+    assert demo.choose_discard(["9h", "9d", "9s", "9c", "4h", "4d"], wild_rank=9) == "4h"
+
+
+# ---------------------------------------------------------------- the images' healthchecks
+
+
+def _healthcheck(dockerfile: str) -> list[str]:
+    """The HEALTHCHECK command of an image, as the container runtime would run it."""
+    path = validate.DEPLOY / dockerfile
+    (check,) = [
+        i for i in validate.parse_dockerfile(path.read_text()) if i.keyword == "HEALTHCHECK"
+    ]
+    command = json.loads(check.arguments[check.arguments.index("[") :])
+    return [sys.executable, *command[1:]]
+
+
+def _run(command: list[str], **environment: str) -> int:
+    return subprocess.run(
+        command, env={**os.environ, **environment}, capture_output=True, timeout=30, check=False
+    ).returncode
+
+
+def test_the_gateway_image_healthcheck(gateway_url: str) -> None:
+    command = _healthcheck("Dockerfile.gateway")
+    port = gateway_url.rpartition(":")[2]
+    assert _run(command, GATEWAY_BIND=f"0.0.0.0:{port}") == 0
+    assert _run(command, GATEWAY_BIND=f"0.0.0.0:{free_port()}") != 0
+
+
+def test_the_evaluator_image_healthcheck(evaluator_address: str) -> None:
+    command = _healthcheck("Dockerfile.evaluator")
+    port = evaluator_address.rpartition(":")[2]
+    assert _run(command, EVALUATOR_LISTEN=f"[::]:{port}") == 0
+    assert _run(command, EVALUATOR_LISTEN=f"[::]:{free_port()}") != 0
