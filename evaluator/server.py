@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
 from concurrent import futures
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
+import grpc.aio
+from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -15,6 +19,7 @@ from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from evaluator.servicer import MAX_MESSAGE_BYTES, EvaluatorServicer
 from evaluator.telemetry import Telemetry
 
+T = TypeVar("T")
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Evaluator"].full_name
 
 
@@ -67,25 +72,73 @@ def server_credentials(tls: TlsFiles) -> grpc.ServerCredentials:
     )
 
 
-@dataclass
 class EvaluatorServer:
-    """A started-or-not server, the port it bound and its health servicer."""
+    """A grpc.aio server running on its own event loop thread, driven synchronously.
 
-    server: grpc.Server
-    port: int
-    health: health.HealthServicer
-    telemetry: Telemetry
+    `start()` begins serving and reports SERVING; `stop(grace)` reports NOT_SERVING,
+    lets calls in flight finish for up to `grace` seconds, and stops.
+    """
+
+    def __init__(
+        self, address: str, workers: int, tls: TlsFiles | None, telemetry: Telemetry
+    ) -> None:
+        """Bind `address` (port 0 picks a free one); not yet serving."""
+        self.telemetry = telemetry
+        self._loop = asyncio.new_event_loop()
+        # Odds' Monte Carlo runs in these threads, off the event loop
+        self._loop.set_default_executor(
+            futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evaluator")
+        )
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="evaluator-loop", daemon=True
+        )
+        self._thread.start()
+        self.server, self.port, self.health = self._run(self._build(address, tls))
+
+    def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    async def _build(
+        self, address: str, tls: TlsFiles | None
+    ) -> tuple[grpc.aio.Server, int, health_aio.HealthServicer]:
+        server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.so_reuseport", 0),
+            ],
+        )
+        server.add_generic_rpc_handlers((_handlers(EvaluatorServicer(self.telemetry)),))
+        health_servicer = health_aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, reflection.SERVICE_NAME, health.SERVICE_NAME), server
+        )
+        if tls is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, server_credentials(tls))
+        if port == 0:
+            raise OSError(f"cannot listen on {address}")
+        return server, port, health_servicer
+
+    async def _start(self) -> None:
+        await self.server.start()
+        for name in ("", SERVICE_NAME):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    async def _stop(self, grace: float) -> None:
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
 
     def start(self) -> None:
         """Start serving and report SERVING to health checks."""
-        self.server.start()
-        for name in ("", SERVICE_NAME):
-            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self._run(self._start())
 
     def stop(self, grace: float) -> None:
         """Report NOT_SERVING, let calls in flight finish for up to `grace` seconds, stop."""
-        self.health.enter_graceful_shutdown()
-        self.server.stop(grace).wait()
+        self._run(self._stop(grace))
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
 
 
 def create_server(
@@ -95,24 +148,4 @@ def create_server(
     telemetry: Telemetry | None = None,
 ) -> EvaluatorServer:
     """Build the server bound to `address` (port 0 picks a free one); not yet started."""
-    telemetry = telemetry or Telemetry()
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evaluator"),
-        options=[
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.so_reuseport", 0),
-        ],
-    )
-    server.add_generic_rpc_handlers((_handlers(EvaluatorServicer(telemetry)),))
-    health_servicer = health.HealthServicer(experimental_non_blocking=True)
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, reflection.SERVICE_NAME, health.SERVICE_NAME), server
-    )
-    if tls is None:
-        port = server.add_insecure_port(address)
-    else:
-        port = server.add_secure_port(address, server_credentials(tls))
-    if port == 0:
-        raise OSError(f"cannot listen on {address}")
-    return EvaluatorServer(server, port, health_servicer, telemetry)
+    return EvaluatorServer(address, workers, tls, telemetry or Telemetry())

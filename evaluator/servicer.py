@@ -8,12 +8,14 @@ serializer that passes bytes through (see `evaluator.server`).
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
+import grpc.aio
 import numpy as np
 import numpy.typing as npt
 
@@ -316,67 +318,85 @@ def odds(request: pb.OddsRequest) -> pb.OddsResponse:
 
 
 class EvaluatorServicer:
-    """The four RPCs plus Ping, with metrics; faults become INVALID_ARGUMENT."""
+    """The four RPCs plus Ping on grpc.aio, with metrics; faults become INVALID_ARGUMENT.
+
+    Ranking a request takes tens of microseconds, so it runs on the event loop; only
+    Odds, whose Monte Carlo runs for up to a second, goes to a worker thread.
+    """
 
     def __init__(self, telemetry: Telemetry) -> None:
         """Count calls, hands and latency into `telemetry`."""
         self._telemetry = telemetry
 
-    def _abort(self, context: grpc.ServicerContext, method: str, fault: ValueError) -> None:
+    async def _abort(
+        self, context: grpc.aio.ServicerContext[Any, Any], method: str, fault: ValueError
+    ) -> None:
         self._telemetry.fault(method)
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(fault))
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(fault))
 
-    def Evaluate(self, request: pb.EvaluateRequest, context: grpc.ServicerContext) -> bytes:  # noqa: N802
+    async def Evaluate(  # noqa: N802
+        self, request: pb.EvaluateRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> bytes:
         """Rank many hands at once."""
         started = time.perf_counter()
         try:
             reply = evaluate(request)
         except RequestError as fault:
-            self._abort(context, "Evaluate", fault)
+            await self._abort(context, "Evaluate", fault)
             raise
         self._telemetry.done("Evaluate", started, request.game, _hand_count(request))
         return reply
 
-    def EvaluateStream(  # noqa: N802
-        self, requests: Iterable[pb.EvaluateRequest], context: grpc.ServicerContext
-    ) -> Iterator[bytes]:
+    async def EvaluateStream(  # noqa: N802
+        self,
+        requests: AsyncIterator[pb.EvaluateRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[bytes]:
         """One reply per request message, in order."""
-        for number, request in enumerate(requests):
+        number = 0
+        async for request in requests:
             started = time.perf_counter()
             try:
                 reply = evaluate(request)
             except RequestError as fault:
-                self._abort(context, "EvaluateStream", RequestError(f"message {number}: {fault}"))
+                await self._abort(
+                    context, "EvaluateStream", RequestError(f"message {number}: {fault}")
+                )
                 raise
             self._telemetry.done("EvaluateStream", started, request.game, _hand_count(request))
+            number += 1
             yield reply
 
-    def Showdown(  # noqa: N802
-        self, request: pb.ShowdownRequest, context: grpc.ServicerContext
+    async def Showdown(  # noqa: N802
+        self, request: pb.ShowdownRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ShowdownResponse:
         """Rank the hands still in and decide the showdown."""
         started = time.perf_counter()
         try:
             reply = showdown(request)
         except RequestError as fault:
-            self._abort(context, "Showdown", fault)
+            await self._abort(context, "Showdown", fault)
             raise
         count = len(request.hands) + request.HasField("ghost")
         self._telemetry.done("Showdown", started, request.game, count)
         return reply
 
-    def Odds(self, request: pb.OddsRequest, context: grpc.ServicerContext) -> pb.OddsResponse:  # noqa: N802
+    async def Odds(  # noqa: N802
+        self, request: pb.OddsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.OddsResponse:
         """Chances of a Guts hand against random opponents."""
         started = time.perf_counter()
         try:
-            reply = odds(request)
+            reply = await asyncio.to_thread(odds, request)
         except RequestError as fault:
-            self._abort(context, "Odds", fault)
+            await self._abort(context, "Odds", fault)
             raise
         self._telemetry.done("Odds", started, request.game, 1)
         return reply
 
-    def Ping(self, request: pb.PingRequest, context: grpc.ServicerContext) -> pb.PingResponse:  # noqa: N802
+    async def Ping(  # noqa: N802
+        self, request: pb.PingRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.PingResponse:
         """Nothing: the bare cost of a call."""
         return pb.PingResponse()
 
