@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tests.integration.conftest import Gateway
+from tests.integration.conftest import Gateway, Player
 
 T = TypeVar("T")
 
@@ -76,3 +76,77 @@ def play_guts_game(gateway: Gateway, options: dict[str, Any], deals: int = 8) ->
         history = gateway.call("GET", f"/v1/tables/{table_id}/hands/{number}")
         assert history.status_code == 200
     return deals_seen
+
+
+def paiute_table(gateway: Gateway, players: int = 3, **options: Any) -> tuple[str, list[Player]]:
+    """Create a Paiute table and seat `players` players with 50 chips each."""
+    response = gateway.call(
+        "POST", "/v1/tables", json={"game": "paiute", "deal_pause_seconds": 60, **options}
+    )
+    assert response.status_code == 201, response.get_json()
+    table_id = response.get_json()["id"]
+    return table_id, [gateway.sit(table_id, f"p{i}", buy_in=50) for i in range(players)]
+
+
+def play_paiute_turns(
+    gateway: Gateway,
+    table_id: str,
+    players: list[Player],
+    turns: int,
+    rng: random.Random,
+    send: Callable[..., Any] | None = None,
+    after_turn: Callable[[], None] | None = None,
+) -> None:
+    """Play Paiute turns: call when the evaluator finds a combination, else discard."""
+    if send is None:
+
+        def send(viewer: Player | None, method: str, path: str, **kwargs: Any) -> Any:
+            return gateway.call(method, path, viewer, **kwargs)
+    for _ in range(turns):
+        table = gateway.table(table_id)
+        if table["phase"] not in ("playing", "last_turns"):
+            wait_for(lambda: gateway.table(table_id)["phase"] in ("playing", "last_turns"))
+            continue
+        seat = table["pending"]["seats"][0]
+        player = next(p for p in players if p.seat == seat)
+        source = "discard" if rng.random() < 0.3 and table["deal"]["discard_top"] else "stock"
+        drew = send(
+            player,
+            "POST",
+            f"/v1/tables/{table_id}/actions",
+            json={"action": "draw", "source": source},
+        ).get_json()
+        if drew["table"]["you"]["drawn"] is None:
+            continue  # the draw emptied the stock once too often: the deal is void
+        hand = drew["table"]["you"]["cards"]
+        ranked = gateway.call(
+            "POST",
+            "/v1/evaluate",
+            json={
+                "game": "paiute",
+                "wild_rank": "23456789TJQKA".index(drew["table"]["deal"]["wild_card"][0]) + 2,
+                "hands": [" ".join(hand)],
+            },
+        ).get_json()["results"][0]
+        taken = drew["table"]["you"]["drawn"]
+        spare = ranked["leftover"]
+        if ranked["strength"] and (
+            spare is None or taken["source"] == "stock" or spare != taken["card"]
+        ):
+            shown = [card for card in hand if card != spare]
+            send(
+                player,
+                "POST",
+                f"/v1/tables/{table_id}/actions",
+                json={"action": "call", "cards": shown, "discard": spare},
+            )
+        else:
+            choices = [c for c in hand if not (taken["source"] == "discard" and c == taken["card"])]
+            send(
+                player,
+                "POST",
+                f"/v1/tables/{table_id}/actions",
+                json={"action": "discard", "card": rng.choice(choices)},
+            )
+        if after_turn is not None:
+            after_turn()

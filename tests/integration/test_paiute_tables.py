@@ -13,7 +13,7 @@ from api import build_service, create_app
 from api.games.common import FULL_DECK, Deck
 from api.tables import shuffled_deck
 from tests.integration.conftest import Gateway, Player, gateway_settings
-from tests.integration.play import chips, wait_for
+from tests.integration.play import chips, paiute_table, play_paiute_turns, wait_for
 from tests.integration.transcript import Transcript
 
 
@@ -45,15 +45,6 @@ def rigged(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, De
     app = create_app(settings, service)
     yield Gateway(app, app.test_client()), decks
     app.extensions["cardroom.clock"].stop()
-
-
-def paiute_table(gateway: Gateway, players: int = 3, **options: Any) -> tuple[str, list[Player]]:
-    response = gateway.call(
-        "POST", "/v1/tables", json={"game": "paiute", "deal_pause_seconds": 60, **options}
-    )
-    assert response.status_code == 201, response.get_json()
-    table_id = response.get_json()["id"]
-    return table_id, [gateway.sit(table_id, f"p{i}", buy_in=50) for i in range(players)]
 
 
 def act(gateway: Gateway, table_id: str, player: Player, **action: Any) -> dict[str, Any]:
@@ -276,55 +267,13 @@ def test_random_games_keep_cards_private_and_chips_whole(gateway: Gateway) -> No
     table_id, players = paiute_table(gateway, players=3, deal_pause_seconds=0, max_reshuffles=0)
     transcript = Transcript(gateway, table_id)
     act(gateway, table_id, players[0], action="start")
-    for _ in range(150):
-        table = gateway.table(table_id)
-        if table["phase"] not in ("playing", "last_turns"):
-            wait_for(lambda: gateway.table(table_id)["phase"] in ("playing", "last_turns"))
-            continue
-        seat = table["pending"]["seats"][0]
-        player = next(p for p in players if p.seat == seat)
-        source = "discard" if rng.random() < 0.3 and table["deal"]["discard_top"] else "stock"
-        drew = transcript.call(
-            player,
-            "POST",
-            f"/v1/tables/{table_id}/actions",
-            json={"action": "draw", "source": source},
-        ).get_json()
-        if drew["table"]["you"]["drawn"] is None:
-            continue  # the draw emptied the stock once too often: the deal is void
-        hand = drew["table"]["you"]["cards"]
-        ranked = gateway.call(
-            "POST",
-            "/v1/evaluate",
-            json={
-                "game": "paiute",
-                "wild_rank": "23456789TJQKA".index(drew["table"]["deal"]["wild_card"][0]) + 2,
-                "hands": [" ".join(hand)],
-            },
-        ).get_json()["results"][0]
-        taken = drew["table"]["you"]["drawn"]
-        spare = ranked["leftover"]
-        if ranked["strength"] and (
-            spare is None or taken["source"] == "stock" or spare != taken["card"]
-        ):
-            shown = [card for card in hand if card != spare]
-            transcript.call(
-                player,
-                "POST",
-                f"/v1/tables/{table_id}/actions",
-                json={"action": "call", "cards": shown, "discard": spare},
-            )
-        else:
-            choices = [c for c in hand if not (taken["source"] == "discard" and c == taken["card"])]
-            transcript.call(
-                player,
-                "POST",
-                f"/v1/tables/{table_id}/actions",
-                json={"action": "discard", "card": rng.choice(choices)},
-            )
+
+    def look() -> None:
         for viewer in [*players, None]:
             transcript.call(viewer, "GET", f"/v1/tables/{table_id}")
         assert chips(gateway.table(table_id)) == 150
+
+    play_paiute_turns(gateway, table_id, players, 150, rng, send=transcript.call, after_turn=look)
     for viewer in [*players, None]:
         transcript.call(viewer, "GET", f"/v1/tables/{table_id}/events")
     for event in gateway.stream(table_id, players[1], blocks=60):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import random
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from api import create_app
 from evaluator.server import TlsFiles, create_server
 from tests.conftest import free_port, redis_server_binary, wait_for_redis
 from tests.integration.conftest import Gateway, gateway_settings
-from tests.integration.play import play_guts_game
+from tests.integration.play import chips, paiute_table, play_guts_game, play_paiute_turns
 
 
 def cluster_ports(count: int) -> list[int]:
@@ -101,7 +102,9 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.wait(10)
 
 
-def test_guts_games_through_a_redis_cluster(redis_cluster: str, evaluator_address: str) -> None:
+def test_guts_and_paiute_games_through_a_redis_cluster(
+    redis_cluster: str, evaluator_address: str
+) -> None:
     app = create_app(gateway_settings(redis_cluster, evaluator_address, redis_cluster=True))
     gateway = Gateway(app, app.test_client())
     try:
@@ -111,12 +114,19 @@ def test_guts_games_through_a_redis_cluster(redis_cluster: str, evaluator_addres
             {"cap": 3, "cap_mode": "reserve", "wimp": True},
         ):
             assert play_guts_game(gateway, options, deals=4) >= 3
+        table_id, players = paiute_table(gateway, players=3, deal_pause_seconds=0, max_reshuffles=0)
+        gateway.act(table_id, players[0], action="start")
+        play_paiute_turns(gateway, table_id, players, 120, random.Random(11))
+        events = gateway.events(table_id)["events"]
+        outcomes = {e["data"]["outcome"] for e in events if e["type"] == "deal_ended"}
+        assert "won" in outcomes
+        assert chips(gateway.table(table_id)) == 150
         lobby = gateway.call("GET", "/v1/tables?limit=10").get_json()
-        assert len(lobby["tables"]) == 3
+        assert len(lobby["tables"]) == 4
         # the tables really are spread over the three masters
         client = redis.cluster.RedisCluster.from_url(redis_cluster)
         slots = {client.keyslot(f"table:{{{table['id']}}}") for table in lobby["tables"]}
-        assert len(slots) == 3
+        assert len(slots) == 4
         client.close()
     finally:
         app.extensions["cardroom.clock"].stop()
