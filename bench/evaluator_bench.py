@@ -16,6 +16,7 @@ also written as JSON to bench/results/evaluator.json.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import socket
@@ -23,10 +24,11 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import grpc
+import grpc.aio
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
@@ -72,13 +74,30 @@ def median_rate(measure: Callable[[], float], rounds: int) -> tuple[float, list[
 
 
 def stream_rate(
-    stub: pb_grpc.EvaluatorStub, requests: list[pb.EvaluateRequest], messages: int
+    port: int, requests: list[pb.EvaluateRequest], messages: int, streams: int = 1
 ) -> float:
-    """Hands/s through one EvaluateStream carrying `messages` requests."""
-    outgoing = (requests[i % len(requests)] for i in range(messages))
-    started = time.perf_counter()
-    hands = sum(len(reply.strengths) for reply in stub.EvaluateStream(outgoing))
-    return hands / (time.perf_counter() - started)
+    """Hands/s through `streams` concurrent EvaluateStreams carrying `messages` in all."""
+
+    async def run() -> float:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.EvaluatorStub(channel)
+            hands = 0
+
+            async def one(first: int) -> None:
+                nonlocal hands
+
+                async def outgoing() -> AsyncIterator[pb.EvaluateRequest]:
+                    for i in range(first, messages, streams):
+                        yield requests[i % len(requests)]
+
+                async for reply in stub.EvaluateStream(outgoing()):
+                    hands += len(reply.strengths)
+
+            started = time.perf_counter()
+            await asyncio.gather(*(one(first) for first in range(streams)))
+            return hands / (time.perf_counter() - started)
+
+    return asyncio.run(run())
 
 
 def unary_rate(
@@ -96,12 +115,19 @@ def unary_rate(
     return hands / (time.perf_counter() - started)
 
 
-def call_rate(call: Callable[[], object], calls: int) -> float:
-    """Sequential calls/s."""
-    started = time.perf_counter()
-    for _ in range(calls):
-        call()
-    return calls / (time.perf_counter() - started)
+def call_rate(port: int, method: str, request: object, calls: int) -> float:
+    """Sequential calls/s of one method, from the asyncio client the load tool uses."""
+
+    async def run() -> float:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = getattr(pb_grpc.EvaluatorStub(channel), method)
+            await call(request)
+            started = time.perf_counter()
+            for _ in range(calls):
+                await call(request)
+            return calls / (time.perf_counter() - started)
+
+    return asyncio.run(run())
 
 
 def pokerkit_rates(requests: list[pb.EvaluateRequest], hands: int) -> tuple[float, float]:
@@ -161,19 +187,22 @@ def measure(port: int, arguments: argparse.Namespace) -> dict[str, object]:
     for request in (guts[0], paiute[0], single):  # warm the connection and the caches
         stub.Evaluate(request)
     rates: dict[str, tuple[float, list[float]]] = {}
-    rates["guts3_stream"] = median_rate(lambda: stream_rate(stub, guts, arguments.messages), rounds)
+    rates["guts3_stream"] = median_rate(lambda: stream_rate(port, guts, arguments.messages), rounds)
+    rates["guts3_4_streams"] = median_rate(
+        lambda: stream_rate(port, guts, arguments.messages, streams=4), rounds
+    )
     rates["guts3_unary"] = median_rate(lambda: unary_rate(stub, guts, arguments.calls), rounds)
     rates["guts3_stream_no_descriptions"] = median_rate(
-        lambda: stream_rate(stub, guts_bare, arguments.messages), rounds
+        lambda: stream_rate(port, guts_bare, arguments.messages), rounds
     )
     rates["paiute_stream"] = median_rate(
-        lambda: stream_rate(stub, paiute, arguments.messages), rounds
+        lambda: stream_rate(port, paiute, arguments.messages), rounds
     )
     rates["paiute_unary"] = median_rate(lambda: unary_rate(stub, paiute, arguments.calls), rounds)
     pings, singles = [], []
     for _ in range(rounds):  # interleaved so that both see the same machine
-        pings.append(call_rate(lambda: stub.Ping(ping), arguments.single))
-        singles.append(call_rate(lambda: stub.Evaluate(single), arguments.single))
+        pings.append(call_rate(port, "Ping", ping, arguments.single))
+        singles.append(call_rate(port, "Evaluate", single, arguments.single))
     rates["ping_calls"] = (statistics.median(pings), pings)
     rates["single_hand_calls"] = (statistics.median(singles), singles)
     texts, cards = [], []
@@ -201,6 +230,7 @@ def report(results: dict[str, object]) -> None:
     text_baseline = medians["pokerkit_from_text"]
     rows = [
         ("Guts-3 EvaluateStream, 1,000 hands/msg", "guts3_stream", "hands/s", 3_000_000),
+        ("Guts-3, 4 EvaluateStreams at once", "guts3_4_streams", "hands/s", 3_000_000),
         ("Guts-3 Evaluate, 1,000 hands/call", "guts3_unary", "hands/s", 1_500_000),
         ("Guts-3 EvaluateStream, no descriptions", "guts3_stream_no_descriptions", "hands/s", None),
         ("Paiute-6 EvaluateStream, 1,000 hands/msg", "paiute_stream", "hands/s", 1_000_000),
@@ -226,11 +256,11 @@ def report(results: dict[str, object]) -> None:
         f"\nsingle-hand calls / empty calls: {ratio:.3f} (target >= 0.9: "
         f"{'met' if ratio >= 0.9 else 'MISSED'})"
     )
-    stream_ratio = medians["guts3_stream"] / baseline
-    print(
-        f"Guts-3 stream / PokerKit (Card objects): {stream_ratio:.1f}x; "
-        f"/ PokerKit (text): {medians['guts3_stream'] / text_baseline:.1f}x (target >= 25x)"
-    )
+    for key, label in (("guts3_stream", "one stream"), ("guts3_4_streams", "four streams")):
+        print(
+            f"Guts-3 EvaluateStream, {label}: {medians[key] / baseline:.1f}x PokerKit from Card "
+            f"objects, {medians[key] / text_baseline:.1f}x PokerKit from text (target >= 25x)"
+        )
 
 
 if __name__ == "__main__":

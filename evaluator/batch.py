@@ -200,6 +200,13 @@ def _leftovers(
 
 
 @functools.cache
+def guts_strength_list(cards_per_hand: int) -> list[int]:
+    """The Guts lookup table as a list, for ranking a handful of hands without numpy."""
+    strengths: list[int] = _guts_table(cards_per_hand).tolist()
+    return strengths
+
+
+@functools.cache
 def _guts_table(cards_per_hand: int) -> npt.NDArray[np.uint32]:
     """Map c0 * 2704 + c1 * 52 + c2 (or c0 * 52 + c1) to the strength of the hand."""
     rank = rank_guts2 if cards_per_hand == 2 else rank_guts3

@@ -66,6 +66,8 @@ class ResponseEncoder:
             raise ValueError("strengths must stay below 2**21 (three varint bytes)")
         self._fragments: list[bytes] = [b""] * size
         self._known = np.zeros(size, dtype=bool)
+        # strength -> (varint, category, description fragment), for replies to a few hands
+        self._parts: dict[int, tuple[bytes, int, bytes]] = {}
         self._size = size
         self._varint_table: tuple[U8, npt.NDArray[np.bool_]] | None = None
 
@@ -87,11 +89,33 @@ class ResponseEncoder:
         return bytes(table[strengths][used[strengths]].tobytes())
 
     def _learn(self, strengths: U32) -> None:
-        for strength in np.unique(strengths).tolist():
+        unique = np.unique(strengths)
+        categories = self._category_of(unique).tolist()
+        for strength, category in zip(unique.tolist(), categories, strict=True):
             if not self._known[strength]:
                 text = self._describe(strength).encode()
-                self._fragments[strength] = _DESCRIPTION_TAG + encode_varint(len(text)) + text
+                fragment = _DESCRIPTION_TAG + encode_varint(len(text)) + text
+                self._fragments[strength] = fragment
+                self._parts[strength] = (encode_varint(strength), category, fragment)
                 self._known[strength] = True
+
+    def encode_few(self, strengths: list[int], leftovers: bytes | None, describe: bool) -> bytes:
+        """The whole reply for a handful of hands, from cached fragments, without numpy."""
+        if not strengths:
+            return b""
+        parts = self._parts
+        if not all(strength in parts for strength in strengths):
+            self._learn(np.array(strengths, dtype=np.uint32))
+        entries = [parts[strength] for strength in strengths]
+        out = [
+            _field(_STRENGTHS_TAG, b"".join(entry[0] for entry in entries)),
+            _field(_CATEGORIES_TAG, bytes(entry[1] for entry in entries)),
+        ]
+        if describe:
+            out.append(b"".join(entry[2] for entry in entries))
+        if leftovers is not None:
+            out.append(_field(_LEFTOVERS_TAG, leftovers))
+        return b"".join(out)
 
     def descriptions(self, strengths: U32) -> bytes:
         """The repeated `descriptions` field for these strengths."""

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from evaluator.batch import (
+    guts_strength_list,
     rank_guts_batch,
     rank_paiute_batch,
     strength_categories,
@@ -212,14 +213,19 @@ def evaluate(request: pb.EvaluateRequest) -> bytes:
 def _encode_small(
     rules: GameRules, hands: Sequence[Sequence[int]], wild: int | None, describe: bool
 ) -> bytes:
-    ranked = [_rank_one(rules, cards, wild) for cards in hands]
-    reply = pb.EvaluateResponse(
-        strengths=[value.strength for value, _ in ranked],
-        categories=[int(value.category) for value, _ in ranked],  # type: ignore[misc]
-        descriptions=[value.description for value, _ in ranked] if describe else [],
-        leftovers=bytes(left for _, left in ranked) if rules.key == "paiute" else b"",
-    )
-    return reply.SerializeToString()
+    """A handful of hands: table lookups and cached reply fragments, no numpy."""
+    if rules.key == "paiute":
+        assert wild is not None
+        values = [rank_paiute(cards, wild) for cards in hands]
+        strengths = [value.strength for value in values]
+        leftovers = bytes(NO_LEFTOVER if v.leftover is None else v.leftover for v in values)
+        return rules.encoder.encode_few(strengths, leftovers, describe)
+    table = guts_strength_list(rules.sizes[0])
+    if rules.sizes[0] == 2:
+        strengths = [table[cards[0] * 52 + cards[1]] for cards in hands]
+    else:
+        strengths = [table[(cards[0] * 52 + cards[1]) * 52 + cards[2]] for cards in hands]
+    return rules.encoder.encode_few(strengths, None, describe)
 
 
 def _seat_cards(hand: pb.SeatHand, rules: GameRules, field: str) -> tuple[int, ...]:

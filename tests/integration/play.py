@@ -102,6 +102,7 @@ def play_paiute_turns(
 
         def send(viewer: Player | None, method: str, path: str, **kwargs: Any) -> Any:
             return gateway.call(method, path, viewer, **kwargs)
+
     for _ in range(turns):
         table = gateway.table(table_id)
         if table["phase"] not in ("playing", "last_turns"):

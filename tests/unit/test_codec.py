@@ -36,3 +36,17 @@ def test_reply_parses_to_the_same_message(describe: bool, leftovers: bool) -> No
 def test_empty_reply_is_empty() -> None:
     encoder = ResponseEncoder(str, lambda s: s.astype(np.uint8), 16)
     assert encoder.encode(np.zeros(0, dtype=np.uint32), None, True) == b""
+
+
+@pytest.mark.parametrize("describe", [True, False])
+def test_a_few_hands_encode_exactly_like_many(describe: bool) -> None:
+    encoder = ResponseEncoder(
+        lambda s: f"hand {s}", lambda s: (s % 12 + 1).astype(np.uint8), 1 << 18
+    )
+    for strengths in ([5], [70_000, 3, 3], [1, 2, 3, 4, 5, 6, 7, 8]):
+        many = encoder.encode(np.array(strengths, dtype=np.uint32), None, describe)
+        assert encoder.encode_few(strengths, None, describe) == many
+    lefts = np.array([4, 255], dtype=np.uint8)
+    many = encoder.encode(np.array([9, 10], dtype=np.uint32), lefts, describe)
+    assert encoder.encode_few([9, 10], lefts.tobytes(), describe) == many
+    assert encoder.encode_few([], None, describe) == b""
