@@ -251,3 +251,11 @@ def test_batch_argument_errors() -> None:
     ):
         with pytest.raises(ValueError, match=f"strengths out of range for {game}"):
             strength_categories(game, np.array([strength], dtype=np.uint32))
+
+
+def test_lookup_tables_are_built_once() -> None:
+    """The tables are built on first use and then shared, never rebuilt per call."""
+    from evaluator import batch
+
+    assert batch._guts_table(3) is batch._guts_table(3)
+    assert batch.guts_strength_list(2) is batch.guts_strength_list(2)
