@@ -128,6 +128,12 @@ def canonical_card(text: str, field: str) -> str:
     return rank + suit
 
 
+def _etag_matches(if_match: str, version: int) -> bool:
+    """If-Match against a table's version: "*", or any listed (weak or strong) ETag."""
+    tags = [tag.strip() for tag in if_match.split(",")]
+    return "*" in tags or any(tag.removeprefix("W/").strip('"') == str(version) for tag in tags)
+
+
 def public_event(item: Mapping[str, Any]) -> dict[str, Any]:
     """An event as clients see it (without its audience list)."""
     shown = {key: item[key] for key in ("id", "type", "data", "at", "hand_number")}
@@ -655,7 +661,7 @@ class TableService:
                 if replay is not None:
                     return replay
             record = self.record(table_id)
-            if if_match is not None and if_match.strip('W/"') != str(record.version):
+            if if_match is not None and not _etag_matches(if_match, record.version):
                 raise ApiError(
                     412,
                     "stale_version",

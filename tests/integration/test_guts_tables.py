@@ -147,7 +147,7 @@ def test_a_seat_taken_during_a_game_waits_for_the_next_game(gateway: Gateway) ->
 
 
 def test_etag_and_if_match(gateway: Gateway) -> None:
-    table_id, (alice, _bob) = start_deal(gateway)
+    table_id, (alice, bob) = start_deal(gateway)
     response = gateway.call("GET", f"/v1/tables/{table_id}", alice)
     etag = response.headers["ETag"]
     assert (
@@ -177,6 +177,14 @@ def test_etag_and_if_match(gateway: Gateway) -> None:
     )
     assert fresh.status_code == 200, fresh.get_json()
     assert fresh.headers["ETag"] != etag
+    anything = gateway.call(
+        "POST",
+        f"/v1/tables/{table_id}/actions",
+        bob,
+        json={"action": "declare", "choice": "in"},
+        headers={"If-Match": f'"0", W/{fresh.headers["ETag"]}'},
+    )
+    assert anything.status_code == 200, anything.get_json()
 
 
 def test_idempotent_retries(gateway: Gateway) -> None:
