@@ -145,8 +145,9 @@ def test_sigterm_lets_the_call_in_flight_finish(
 
     caller = threading.Thread(target=long_call)
     caller.start()
-    # the call is in flight once the server's log says nothing new and the thread waits
-    caller.join(timeout=0.3)
+    # the Monte Carlo run takes over a second: well in flight after 0.8 s
+    caller.join(timeout=0.8)
+    assert caller.is_alive()
     process.send_signal(signal.SIGTERM)
     caller.join(timeout=60)
     assert process.wait(timeout=60) == 0
