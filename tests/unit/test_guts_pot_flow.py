@@ -7,21 +7,15 @@ example starts with 100 chips a seat and checks that no chip is created or lost.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from typing import Any
 
 from api.games import guts
-from api.games.common import FULL_DECK, Deck, Event, Ranked
+from api.games.common import Event, Ranked
+from tests.unit.test_guts_rules import make_deck
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve"]
 T0 = 1000.0
-
-
-def make_deck(seed: int = 0) -> Deck:
-    cards = list(FULL_DECK)
-    random.Random(seed).shuffle(cards)
-    return Deck(tuple(cards), f"{seed:04x}")
 
 
 def started(players: int, stack: int = 100, **options: Any) -> dict[str, Any]:
