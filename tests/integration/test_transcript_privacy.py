@@ -12,29 +12,12 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.integration.conftest import Gateway, Player
-
-CARDS = {rank + suit for rank in "23456789TJQKA" for suit in "cdhs"}
-
-
-def card_strings(value: Any, skip_fairness: bool = True) -> Iterator[str]:
-    """Every string in a JSON value that is a card text (the fairness deck skipped)."""
-    if isinstance(value, str):
-        if value in CARDS:
-            yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from card_strings(item, skip_fairness)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if skip_fairness and key == "fairness":
-                continue
-            yield from card_strings(item, skip_fairness)
+from tests.integration.transcript import card_strings, own_deal
 
 
 class Transcript:
@@ -104,9 +87,9 @@ class Transcript:
                 rest = {k: v for k, v in body.items() if k != "events"}
                 if "hand_number" in body and "fairness" in body:
                     parts = [(body["hand_number"], event) for event in body["events"]]
-                parts.append((body.get("hand_number", deal_number), rest))
+                parts.append((own_deal(rest, deal_number), rest))
             else:
-                parts = [(deal_number, body)]
+                parts = [(own_deal(body, deal_number), body)]
             for number, part in parts:
                 found = set(card_strings(part))
                 checked += len(found)

@@ -32,6 +32,21 @@ def card_strings(value: Any) -> Iterator[str]:
                 yield from card_strings(item)
 
 
+def own_deal(body: Any, default: int) -> int:
+    """The deal a table view (or a move's result holding one) shows, else `default`.
+
+    A view names its deal itself; that beats the deal read around the request, since
+    the clock may start the next deal between the two.
+    """
+    if isinstance(body, dict):
+        if isinstance(body.get("hand_number"), int):
+            return int(body["hand_number"])
+        table = body.get("table")
+        if isinstance(table, dict) and isinstance(table.get("hand_number"), int):
+            return int(table["hand_number"])
+    return default
+
+
 @dataclass
 class Received:
     """One body, who received it, and the table's deal and last event id at that time."""
@@ -95,11 +110,12 @@ class Transcript:
             for item in body["events"]:
                 deal = body["hand_number"] if history else item.get("hand_number", entry.deal)
                 yield deal, max(entry.seq, item.get("id", 0)), item
-            yield entry.deal, entry.seq, {k: v for k, v in body.items() if k != "events"}
+            rest = {k: v for k, v in body.items() if k != "events"}
+            yield own_deal(rest, entry.deal), entry.seq, rest
         elif isinstance(body, dict) and "hand_number" in body and "type" in body:
             yield body["hand_number"], max(entry.seq, body.get("id", 0)), body
         else:
-            yield entry.deal, entry.seq, body
+            yield own_deal(body, entry.deal), entry.seq, body
 
     def _allowed(
         self, log: list[dict[str, Any]], viewer: Player | None, deal: int, seq: int
