@@ -27,7 +27,14 @@ def build_service(settings: Settings) -> TableService:
         )
     evaluator = EvaluatorClient(settings.evaluator_addr, settings.evaluator_timeout, tls)
     store = TableStore(connect(settings.redis_url, settings.redis_cluster))
-    return TableService(store, evaluator, idempotency_ttl=settings.idempotency_ttl)
+    return TableService(
+        store,
+        evaluator,
+        idempotency_ttl=settings.idempotency_ttl,
+        history_deals=settings.history_deals,
+        idle_seconds=settings.table_idle_seconds,
+        closed_record_seconds=settings.closed_record_seconds,
+    )
 
 
 def create_app(settings: Settings | None = None, service: TableService | None = None) -> Flask:
@@ -36,6 +43,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
 
     from api.docs import docs_blueprint
     from api.errors import install_error_handlers
+    from api.ratelimit import install_body_limit, install_rate_limits
     from api.routes.system import (
         install_store_errors,
         system_blueprint,
@@ -54,6 +62,8 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     install_error_handlers(app)
     install_store_errors(app)
     install_metrics(app)
+    install_rate_limits(app, settings, service.store.client)
+    install_body_limit(app)
     app.register_blueprint(system_blueprint)
     app.register_blueprint(tables_blueprint)
     app.register_blueprint(docs_blueprint)

@@ -267,6 +267,29 @@ def _oneof_branch(schema: Mapping[str, Any], body: Mapping[str, Any]) -> str | N
     return max(branches, key=present)
 
 
+@functools.cache
+def _discriminator(schema: str) -> tuple[str, dict[str, str]] | None:
+    """The discriminating member of a oneOf schema and its value -> branch mapping."""
+    discriminator = _schema(schema).get("discriminator")
+    if not isinstance(discriminator, Mapping):
+        return None
+    mapping = {
+        str(key): str(value).removeprefix(_SCHEMA_PREFIX)
+        for key, value in discriminator.get("mapping", {}).items()
+    }
+    return str(discriminator["propertyName"]), mapping
+
+
+def _selected_branch(schema: str, body: Mapping[str, Any]) -> str | None:
+    """The oneOf branch a body's discriminator value names, if it names one."""
+    found = _discriminator(schema)
+    if found is None:
+        return None
+    member, mapping = found
+    value = body.get(member)
+    return mapping.get(value) if isinstance(value, str) else None
+
+
 def _first_error(errors: Iterable[ValidationError]) -> ValidationError | None:
     return min(errors, key=_error_order, default=None)
 
@@ -275,6 +298,11 @@ def validate_body(body: Any, schema: str) -> dict[str, Any]:
     """Return `body` if it matches `components.schemas.<schema>`, else raise its first fault."""
     if not isinstance(body, dict):
         raise problem("invalid_body", "The request body must be a JSON object.")
+    selected = _selected_branch(schema, body)
+    if selected is not None and validator_for(selected).is_valid(body):
+        # the discriminator's values are distinct constants, so the one branch they
+        # select is the only one a valid body can match: the whole oneOf holds
+        return body
     first = _first_error(validator_for(schema).iter_errors(body))
     if first is None:
         return body

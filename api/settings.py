@@ -49,6 +49,18 @@ class Settings:
     stream_max_seconds: float = 300.0
     idempotency_ttl: int = 24 * 3600
     log_level: str = "info"
+    # Retention (api.tables): hand histories and events of the last history_deals deals;
+    # a table without a player's move for table_idle_seconds is closed (0: never).
+    history_deals: int = 1000
+    table_idle_seconds: float = 86_400.0
+    closed_record_seconds: int = 30 * 86_400
+    # Abuse limits (api.ratelimit), each per rate_limit_window seconds; 0 turns one off.
+    # An address may be a NAT or an office, so it gets ten seats' worth of requests.
+    rate_limit_per_address: int = 12_000
+    rate_limit_per_token: int = 1_200
+    rate_limit_window: float = 60.0
+    # Proxy hops in front of the gateway whose X-Forwarded-For is believed (0: none).
+    trusted_proxies: int = 0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -68,10 +80,27 @@ class Settings:
             clock_interval=_number(env, "CLOCK_INTERVAL", cls.clock_interval, 0.01, 5),
             long_poll_max=_number(env, "LONG_POLL_MAX_SECONDS", cls.long_poll_max, 0, 300),
             stream_max_seconds=_number(
-                env, "STREAM_MAX_SECONDS", cls.stream_max_seconds, 1, 86_400
+                env, "STREAM_MAX_SECONDS", cls.stream_max_seconds, 0.1, 86_400
             ),
             idempotency_ttl=int(
                 _number(env, "IDEMPOTENCY_TTL_SECONDS", cls.idempotency_ttl, 60, 7 * 86_400)
             ),
             log_level=env.get("LOG_LEVEL") or cls.log_level,
+            history_deals=int(_number(env, "HISTORY_DEALS", cls.history_deals, 1, 10**6)),
+            table_idle_seconds=_number(
+                env, "TABLE_IDLE_SECONDS", cls.table_idle_seconds, 0, 365 * 86_400
+            ),
+            closed_record_seconds=int(
+                _number(env, "CLOSED_RECORD_SECONDS", cls.closed_record_seconds, 60, 365 * 86_400)
+            ),
+            rate_limit_per_address=int(
+                _number(env, "RATE_LIMIT_PER_ADDRESS", cls.rate_limit_per_address, 0, 10**9)
+            ),
+            rate_limit_per_token=int(
+                _number(env, "RATE_LIMIT_PER_TOKEN", cls.rate_limit_per_token, 0, 10**9)
+            ),
+            rate_limit_window=_number(
+                env, "RATE_LIMIT_WINDOW_SECONDS", cls.rate_limit_window, 1, 86_400
+            ),
+            trusted_proxies=int(_number(env, "TRUSTED_PROXIES", cls.trusted_proxies, 0, 16)),
         )

@@ -3,11 +3,13 @@
 Every key of a table carries the table id as a hash tag (`{id}`), so a table lives on
 one Redis Cluster slot and one Lua script can change all of its keys at once:
 
-    table:{id}            hash: state (JSON), version, seq (last event id)
+    table:{id}            hash: state (JSON), version, seq (last event id), deadline (as
+                          scheduled), first_event / first_hand (oldest kept), closed
     table:{id}:events     stream of events; entry ids are `<seq>-0`, so seq is the cursor
     table:{id}:tokens     hash: sha256(token) -> player JSON; "player:<id>" -> sha256
     table:{id}:hand:<n>   JSON hand history of deal n, written when the deal ends
     table:{id}:idem:<key> JSON idempotency record (expires)
+    table:{id}:closed     JSON closing record of a table closed for idleness (expires)
 
 and two keys shared by all tables:
 
@@ -16,7 +18,15 @@ and two keys shared by all tables:
 
 A change is computed in Python from the state read, then written by `commit`, one Lua
 script that writes only if the version is still the one read (optimistic concurrency):
-a lost race changes nothing and the caller recomputes from the new state.
+a lost race changes nothing and the caller recomputes from the new state. A move costs
+two round trips: `read` (table, seat token and idempotency record in one pipeline, all
+on the table's slot) and `commit`. On a single Redis the commit also schedules the
+table in `deadlines`; on a cluster that key sits on another slot, so the schedule is
+a third round trip, sent only when the table's deadline changed.
+
+Retention: when a deal ends, the commit keeps the hand histories of the last
+`history_deals` deals and trims the events stream to the first event of the oldest
+kept deal (XTRIM MINID), recording the oldest kept event and hand in the table hash.
 """
 
 from __future__ import annotations
@@ -36,17 +46,23 @@ LOBBY_KEY = "tables"
 DEADLINES_KEY = "deadlines"
 
 _COMMIT = """
--- KEYS[1] table hash, KEYS[2] events stream, KEYS[3] tokens hash, KEYS[4..] extra keys
--- ARGV: expected version, new version, state JSON, last seq,
+-- KEYS[1] table hash, KEYS[2] events stream, KEYS[3] tokens hash, KEYS[4..] as ARGV says
+-- ARGV: expected version, new version, state JSON, last seq, scheduled deadline,
 --       event count, (id, payload) pairs,
 --       token-op count, (op, field, value) triples,
---       then one (value, ttl seconds or 0) pair per extra key
+--       extra-key count, (value, ttl seconds or 0) pairs, one key each,
+--       trim count (0: none; else first kept hand, its key, then keys to delete),
+--       close count (0: none; else grace ttl, closed_at, then hand keys to delete),
+--       deadline op ("set" score member | "del" member | "none"), its key unless "none",
+--       lobby op ("del" member | "none"), its key unless "none"
 local current = redis.call('HGET', KEYS[1], 'version') or '0'
 if current ~= ARGV[1] then
   return 0
 end
-redis.call('HSET', KEYS[1], 'state', ARGV[3], 'version', ARGV[2], 'seq', ARGV[4])
-local i = 5
+redis.call('HSET', KEYS[1], 'state', ARGV[3], 'version', ARGV[2], 'seq', ARGV[4],
+  'deadline', ARGV[5])
+local i = 6
+local k = 4
 local events = tonumber(ARGV[i]); i = i + 1
 for _ = 1, events do
   redis.call('XADD', KEYS[2], ARGV[i], 'event', ARGV[i + 1])
@@ -66,7 +82,8 @@ for _ = 1, ops do
   end
   i = i + 3
 end
-for k = 4, #KEYS do
+local extras = tonumber(ARGV[i]); i = i + 1
+for _ = 1, extras do
   local ttl = tonumber(ARGV[i + 1])
   if ttl > 0 then
     redis.call('SET', KEYS[k], ARGV[i], 'EX', ttl)
@@ -74,9 +91,73 @@ for k = 4, #KEYS do
     redis.call('SET', KEYS[k], ARGV[i])
   end
   i = i + 2
+  k = k + 1
+end
+local trim = tonumber(ARGV[i]); i = i + 1
+if trim > 0 then
+  -- the oldest kept deal's history says where its events start: older ones go
+  local kept = redis.call('GET', KEYS[k])
+  if kept then
+    local first = cjson.decode(kept)['first_event']
+    redis.call('XTRIM', KEYS[2], 'MINID', string.format('%d-0', first))
+    redis.call('HSET', KEYS[1], 'first_event', string.format('%d', first),
+      'first_hand', ARGV[i])
+  end
+  i = i + 1
+  k = k + 1
+  for _ = 2, trim do
+    redis.call('DEL', KEYS[k])
+    k = k + 1
+  end
+end
+local close = tonumber(ARGV[i]); i = i + 1
+if close > 0 then
+  -- watchers still read the closing events during the grace; then everything goes
+  local grace = tonumber(ARGV[i])
+  redis.call('HSET', KEYS[1], 'closed', ARGV[i + 1])
+  redis.call('EXPIRE', KEYS[1], grace)
+  redis.call('EXPIRE', KEYS[2], grace)
+  redis.call('DEL', KEYS[3])
+  i = i + 2
+  for _ = 2, close do
+    redis.call('DEL', KEYS[k])
+    k = k + 1
+  end
+end
+local deadline = ARGV[i]; i = i + 1
+if deadline == 'set' then
+  redis.call('ZADD', KEYS[k], ARGV[i], ARGV[i + 1])
+  i = i + 2
+  k = k + 1
+elseif deadline == 'del' then
+  redis.call('ZREM', KEYS[k], ARGV[i])
+  i = i + 1
+  k = k + 1
+end
+if ARGV[i] == 'del' then
+  redis.call('ZREM', KEYS[k], ARGV[i + 1])
 end
 return 1
 """
+
+_RESCHEDULE = """
+-- KEYS[1] table hash, KEYS[2] deadlines (absent on a cluster)
+-- ARGV: version read, scheduled deadline ("" for none), table id
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'deadline', ARGV[2])
+if KEYS[2] then
+  if ARGV[2] == '' then
+    redis.call('ZREM', KEYS[2], ARGV[3])
+  else
+    redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+  end
+end
+return 1
+"""
+
+_TABLE_FIELDS = ["state", "version", "seq", "first_event", "first_hand", "deadline", "closed"]
 
 
 def table_key(table_id: str) -> str:
@@ -107,6 +188,11 @@ def idempotency_key(scope: str, key: str) -> str:
     return f"table:{{{scope}}}:idem:{digest}"
 
 
+def closed_key(table_id: str) -> str:
+    """The closing record of a table closed for idleness."""
+    return f"table:{{{table_id}}}:closed"
+
+
 def token_digest(token: str) -> str:
     """What is stored of a seat token: its SHA-256."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -114,12 +200,47 @@ def token_digest(token: str) -> str:
 
 @dataclass
 class TableRecord:
-    """A table as read from Redis: its state, version and last event id."""
+    """A table as read from Redis: its state, version and last event id.
+
+    `first_event` and `first_hand` are the oldest event and hand history still kept;
+    `scheduled` is the deadline the table was last scheduled at ("" for none, None if
+    unknown); `closed` is set once the table was closed.
+    """
 
     table_id: str
     state: dict[str, Any]
     version: int
     seq: int
+    first_event: int = 1
+    first_hand: int = 1
+    scheduled: str | None = None
+    closed: bool = False
+
+
+@dataclass
+class MoveRead:
+    """What one move reads in one round trip: table, seat-token entry, replay record."""
+
+    record: TableRecord | None
+    player: dict[str, Any] | None = None
+    replay: dict[str, Any] | None = None
+
+
+@dataclass
+class Trim:
+    """Keep hands from `first_hand` on: their events too; delete the listed hands."""
+
+    first_hand: int
+    drop_hands: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Close:
+    """Close the table: its keys expire after `grace` seconds, these hands go now."""
+
+    grace: int
+    closed_at: float
+    drop_hands: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -132,6 +253,29 @@ class Commit:
     token_sets: dict[str, str] = field(default_factory=dict)
     token_deletes: list[str] = field(default_factory=list)
     extra: dict[str, tuple[str, int]] = field(default_factory=dict)
+    deadline: float | None = None
+    trim: Trim | None = None
+    close: Close | None = None
+
+
+def deadline_field(deadline: float | None) -> str:
+    """A deadline as the table hash keeps it ("" for none)."""
+    return "" if deadline is None else repr(float(deadline))
+
+
+def _record(table_id: str, values: Sequence[Any]) -> TableRecord | None:
+    if values[0] is None:
+        return None
+    return TableRecord(
+        table_id,
+        json.loads(values[0]),
+        int(values[1]),
+        int(values[2] or 0),
+        int(values[3] or 1),
+        int(values[4] or 1),
+        values[5],
+        bool(values[6]),
+    )
 
 
 class TableStore:
@@ -140,7 +284,9 @@ class TableStore:
     def __init__(self, client: RedisClient) -> None:
         """Use `client` (a Redis or RedisCluster client with decode_responses=True)."""
         self.client = client
+        self.cluster = isinstance(client, redis.cluster.RedisCluster)
         self._commit = client.register_script(_COMMIT)
+        self._reschedule = client.register_script(_RESCHEDULE)
 
     def ping(self) -> None:
         """Raise unless Redis answers."""
@@ -148,23 +294,45 @@ class TableStore:
 
     def load(self, table_id: str) -> TableRecord | None:
         """The table's state, version and last event id, or None if there is no such table."""
-        values = cast(
-            list[Any], self.client.hmget(table_key(table_id), ["state", "version", "seq"])
+        return _record(
+            table_id, cast(list[Any], self.client.hmget(table_key(table_id), _TABLE_FIELDS))
         )
-        if values[0] is None:
-            return None
-        return TableRecord(table_id, json.loads(values[0]), int(values[1]), int(values[2] or 0))
+
+    def read(self, table_id: str, token: str | None, replay_key: str | None) -> MoveRead:
+        """The table, the token's entry and the replay record: one pipelined round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hmget(table_key(table_id), _TABLE_FIELDS)
+        if token is not None:
+            pipe.hget(tokens_key(table_id), token_digest(token))
+        if replay_key is not None:
+            pipe.get(replay_key)
+        replies = cast(list[Any], pipe.execute())
+        read = MoveRead(_record(table_id, replies[0]))
+        position = 1
+        if token is not None:
+            raw = replies[position]
+            read.player = None if raw is None else dict(json.loads(raw))
+            position += 1
+        if replay_key is not None and replies[position] is not None:
+            read.replay = dict(json.loads(replies[position]))
+        return read
 
     def commit(self, change: Commit) -> bool:
-        """Write the change if nobody changed the table since it was read; False if lost."""
+        """Write the change if nobody changed the table since it was read; False if lost.
+
+        On a cluster the schedule (and a closed table's lobby entry) is written after
+        the script, and only when it changed.
+        """
         record = change.record
         table_id = record.table_id
+        scheduled = deadline_field(change.deadline)
         keys = [table_key(table_id), events_key(table_id), tokens_key(table_id)]
         args: list[Any] = [
             record.version,
             record.version + 1,
             json.dumps(change.state, separators=(",", ":")),
             change.events[-1]["id"] if change.events else record.seq,
+            scheduled,
             len(change.events),
         ]
         for item in change.events:
@@ -174,10 +342,57 @@ class TableStore:
             args += ["set", name, value]
         for name in change.token_deletes:
             args += ["del", name, ""]
+        args.append(len(change.extra))
         for key, (value, ttl) in change.extra.items():
             keys.append(key)
             args += [value, ttl]
-        return bool(self._commit(keys=keys, args=args))
+        if change.trim is None:
+            args.append(0)
+        else:
+            args += [1 + len(change.trim.drop_hands), change.trim.first_hand]
+            keys.append(hand_key(table_id, change.trim.first_hand))
+            keys += [hand_key(table_id, number) for number in change.trim.drop_hands]
+        if change.close is None:
+            args.append(0)
+        else:
+            close = change.close
+            args += [1 + len(close.drop_hands), close.grace, repr(close.closed_at)]
+            keys += [hand_key(table_id, number) for number in close.drop_hands]
+        reschedule = scheduled != record.scheduled or change.close is not None
+        if self.cluster or not reschedule:
+            args.append("none")
+        elif change.deadline is None:
+            args += ["del", table_id]
+            keys.append(DEADLINES_KEY)
+        else:
+            args += ["set", scheduled, table_id]
+            keys.append(DEADLINES_KEY)
+        if self.cluster or change.close is None:
+            args.append("none")
+        else:
+            args += ["del", table_id]
+            keys.append(LOBBY_KEY)
+        if not self._commit(keys=keys, args=args):
+            return False
+        if self.cluster and reschedule:
+            self.schedule(table_id, change.deadline)
+        if self.cluster and change.close is not None:
+            self.client.zrem(LOBBY_KEY, table_id)
+        return True
+
+    def reschedule(self, record: TableRecord, deadline: float | None) -> bool:
+        """Schedule the table at `deadline` unless it changed since `record` was read."""
+        keys = [table_key(record.table_id)]
+        if not self.cluster:
+            keys.append(DEADLINES_KEY)
+        done = bool(
+            self._reschedule(
+                keys=keys, args=[record.version, deadline_field(deadline), record.table_id]
+            )
+        )
+        if done and self.cluster:
+            self.schedule(record.table_id, deadline)
+        return done
 
     def index_table(self, table_id: str, created_at: float) -> None:
         """Add a table to the lobby."""
@@ -198,19 +413,11 @@ class TableStore:
         """Several tables at once (one pipeline; each key may sit on its own slot)."""
         pipe = self.client.pipeline(transaction=False)
         for table_id in table_ids:
-            pipe.hmget(table_key(table_id), ["state", "version", "seq"])
-        records: list[TableRecord | None] = []
+            pipe.hmget(table_key(table_id), _TABLE_FIELDS)
         replies = cast(list[list[Any]], pipe.execute())
-        for table_id, values in zip(table_ids, replies, strict=True):
-            if values[0] is None:
-                records.append(None)
-            else:
-                records.append(
-                    TableRecord(
-                        table_id, json.loads(values[0]), int(values[1]), int(values[2] or 0)
-                    )
-                )
-        return records
+        return [
+            _record(table_id, values) for table_id, values in zip(table_ids, replies, strict=True)
+        ]
 
     def schedule(self, table_id: str, deadline: float | None) -> None:
         """Tell the clock when the table next needs it (None: never)."""
@@ -224,9 +431,37 @@ class TableStore:
         rows = self.client.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
         return [str(table_id) for table_id in rows]
 
-    def all_tables(self) -> list[str]:
-        """Every table id in the lobby."""
-        return [str(table_id) for table_id in self.client.zrange(LOBBY_KEY, 0, -1)]
+    def lobby_after(self, after: float | None, count: int) -> list[tuple[str, float]]:
+        """Up to `count` (table id, created_at) of the lobby, oldest first, created after `after`.
+
+        A cursor by creation time, unlike a position, is not shifted by tables leaving.
+        """
+        low = "-inf" if after is None else f"({after!r}"
+        rows = cast(
+            list[tuple[str, float]],
+            self.client.zrangebyscore(LOBBY_KEY, low, "+inf", start=0, num=count, withscores=True),
+        )
+        return [(str(table_id), float(score)) for table_id, score in rows]
+
+    def schedules(self, table_ids: Sequence[str]) -> list[tuple[str | None, float | None]]:
+        """Per table: the deadline its hash says it is scheduled at, and its `deadlines` score.
+
+        Two pipelines, whatever the number of tables: the table hashes (each on its
+        own slot), then one ZMSCORE.
+        """
+        if not table_ids:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for table_id in table_ids:
+            pipe.hget(table_key(table_id), "deadline")
+        fields = cast(list[str | None], pipe.execute())
+        scores: list[float | None] = self.client.zmscore(DEADLINES_KEY, list(table_ids))
+        return list(zip(fields, scores, strict=True))
+
+    def forget(self, table_id: str) -> None:
+        """Remove a table that no longer exists from the lobby and the clock's list."""
+        self.client.zrem(DEADLINES_KEY, table_id)
+        self.client.zrem(LOBBY_KEY, table_id)
 
     def events_after(self, table_id: str, after: int, block_ms: int | None) -> list[dict[str, Any]]:
         """Events with id > after; with block_ms, wait up to that long for the first one."""
@@ -244,6 +479,14 @@ class TableStore:
         for _stream, stream_entries in reply or []:
             events += [json.loads(fields["event"]) for _, fields in stream_entries]
         return events
+
+    def first_event_after(self, table_id: str, after: int) -> int | None:
+        """The id of the first kept event after `after`, or None."""
+        entries = cast(
+            list[tuple[str, dict[str, str]]],
+            self.client.xrange(events_key(table_id), f"({after}-0", "+", count=1),
+        )
+        return int(entries[0][0].split("-")[0]) if entries else None
 
     def events_between(self, table_id: str, first: int, last: int) -> list[dict[str, Any]]:
         """Events with first <= id <= last."""
@@ -264,7 +507,7 @@ class TableStore:
         return None if raw is None else dict(json.loads(raw))
 
     def get_json(self, key: str) -> dict[str, Any] | None:
-        """A JSON value (idempotency records)."""
+        """A JSON value (idempotency records, closing records)."""
         raw = self.client.get(key)
         return None if raw is None else dict(json.loads(raw))
 

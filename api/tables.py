@@ -6,14 +6,28 @@ the hands and the module settles the deal in the same change; then one Lua scrip
 writes everything if nobody changed the table meanwhile (otherwise the move is
 recomputed, a bounded number of times). Nothing is written when a rule refuses the
 move or the evaluator cannot be reached, so a refused move leaves the table as it was.
+
+A move reads once (table, seat token and idempotency record in one pipeline) and
+commits once; the commit also schedules the table's next deadline for the clock.
+
+Bounded growth: the hand histories of the last `history_deals` deals are kept, and
+the events from the first event of the oldest kept deal on; older ones are trimmed
+when a deal ends, and asking for them answers 410 `history_trimmed`. A table without
+a player's move for `idle_seconds` is closed by the clock: every seat is cashed out
+(`cashed_out` events, then `table_closed`), a closing record is kept for
+`closed_record_seconds` (the `closing` member of the 410), the table leaves the lobby
+and its keys expire `CLOSE_GRACE_SECONDS` later; until then and after it, the table
+answers 410 `table_closed`.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import json
 import logging
+import math
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -21,11 +35,30 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from api.errors import ApiError, from_rule_error, invalid_token, missing_token
+from api.errors import (
+    ApiError,
+    from_rule_error,
+    invalid_token,
+    missing_token,
+    problem,
+    stale_version,
+    wrong_seat,
+)
 from api.evaluator_client import EvaluatorClient
 from api.games import guts, paiute
 from api.games.common import FULL_DECK, Deck, Event, RuleError, Transition
-from api.store import Commit, TableRecord, TableStore, hand_key, idempotency_key, token_digest
+from api.store import (
+    Close,
+    Commit,
+    MoveRead,
+    TableRecord,
+    TableStore,
+    Trim,
+    closed_key,
+    hand_key,
+    idempotency_key,
+    token_digest,
+)
 
 log = logging.getLogger("cardroom.tables")
 
@@ -36,6 +69,10 @@ MOVES = {
 }
 MAX_ATTEMPTS = 16
 IDEMPOTENCY_PENDING_SECONDS = 60
+# watchers still receive a closed table's last events for this long; then its keys go
+CLOSE_GRACE_SECONDS = 60
+# hand histories deleted by one commit at most, so lowering HISTORY_DEALS stays cheap
+MAX_HANDS_DROPPED = 1000
 
 Move = Callable[[dict[str, Any]], Transition]
 
@@ -152,30 +189,63 @@ class TableService:
         clock: Callable[[], float] = time.time,
         idempotency_ttl: int = 24 * 3600,
         deck_source: Callable[[], Deck] = shuffled_deck,
+        history_deals: int = 1000,
+        idle_seconds: float = 86_400.0,
+        closed_record_seconds: int = 30 * 86_400,
     ) -> None:
-        """Use this store and evaluator; `clock` gives the time, `deck_source` the decks."""
+        """Use this store and evaluator; `clock` gives the time, `deck_source` the decks.
+
+        Keep the history of the last `history_deals` deals; close a table after
+        `idle_seconds` without a player's move (0: never), keeping its closing record
+        for `closed_record_seconds`.
+        """
         self.store = store
         self.evaluator = evaluator
         self.clock = clock
         self.deck_source = deck_source
         self.idempotency_ttl = idempotency_ttl
+        self.history_deals = history_deals
+        self.idle_seconds = idle_seconds
+        self.closed_record_seconds = closed_record_seconds
 
     # ------------------------------------------------------------------ reading
 
     def record(self, table_id: str) -> TableRecord:
-        """The table, or 404."""
-        record = self.store.load(table_id)
-        if record is None:
-            raise ApiError(
-                404, "table_not_found", "No such table", f"There is no table {table_id!r}."
+        """The table, or 404 (410 once it was closed)."""
+        return self._open_table(table_id, self.store.load(table_id))
+
+    def _open_table(self, table_id: str, record: TableRecord | None) -> TableRecord:
+        """`record` if the table is open; 410 table_closed or 404 table_not_found if not."""
+        if record is not None and not record.closed:
+            return record
+        closing = self.store.get_json(closed_key(table_id))
+        if record is not None or closing is not None:
+            raise problem(
+                "table_closed",
+                f"Table {table_id!r} was closed after a time without moves; every seat was"
+                " cashed out (see `closing`).",
+                extra={"closing": closing},
             )
-        return record
+        raise ApiError(404, "table_not_found", "No such table", f"There is no table {table_id!r}.")
+
+    def look(self, table_id: str, token: str | None) -> tuple[Viewer, TableRecord]:
+        """The table and who holds this seat token, in one round trip; 404/410/401."""
+        read = self.store.read(table_id, token, None)
+        record = self._open_table(table_id, read.record)
+        return self._viewer_of(record, token, read.player), record
 
     def viewer(self, table_id: str, token: str | None, record: TableRecord) -> Viewer:
         """Who holds this seat token (a spectator without one); 401 for a bad token."""
         if token is None:
             return SPECTATOR
-        found = self.store.player_for_token(table_id, token)
+        return self._viewer_of(record, token, self.store.player_for_token(table_id, token))
+
+    @staticmethod
+    def _viewer_of(
+        record: TableRecord, token: str | None, found: Mapping[str, Any] | None
+    ) -> Viewer:
+        if token is None:
+            return SPECTATOR
         if found is None:
             raise invalid_token()
         seat = record.state["seats"].get(str(found["seat"]))
@@ -198,6 +268,8 @@ class TableService:
         if cursor is not None:
             try:
                 after = float(cursor)
+                if not math.isfinite(after):
+                    raise ValueError(cursor)
             except ValueError:
                 raise ApiError(
                     400,
@@ -210,7 +282,7 @@ class TableService:
         records = self.store.load_many([table_id for table_id, _ in rows])
         tables = []
         for (table_id, created), record in zip(rows, records, strict=True):
-            if record is None:
+            if record is None or record.closed:
                 continue
             state = record.state
             maximum = state["options"]["max_players"]
@@ -236,7 +308,8 @@ class TableService:
         """Events after the cursor that `viewer` may see, waiting up to `wait` seconds.
 
         The cursor returned moves past events the viewer may not see, so a long poll
-        never spins on them.
+        never spins on them. Event ids have no gaps, so a first event past the cursor's
+        successor means events after the cursor were trimmed: 410 history_trimmed.
         """
         deadline = time.monotonic() + wait
         cursor = after
@@ -245,15 +318,41 @@ class TableService:
             block = int(remaining * 1000) if remaining > 0.001 else None
             items = self.store.events_after(table_id, cursor, block)
             if items:
+                if int(items[0]["id"]) > cursor + 1:
+                    raise self._trimmed_events(table_id, cursor, int(items[0]["id"]))
                 cursor = int(items[-1]["id"])
             visible = [public_event(item) for item in items if viewer.may_see(item)]
             if visible or block is None or time.monotonic() >= deadline:
                 return visible, cursor
 
+    def check_cursor(self, table_id: str, after: int) -> None:
+        """410 history_trimmed if events after `after` are no longer kept."""
+        first = self.store.first_event_after(table_id, after)
+        if first is not None and first > after + 1:
+            raise self._trimmed_events(table_id, after, first)
+
+    @staticmethod
+    def _trimmed_events(table_id: str, after: int, first: int) -> ApiError:
+        return problem(
+            "history_trimmed",
+            f"Events after {after} of table {table_id!r} are no longer kept; the oldest"
+            f" kept event is {first}: resume with after={first - 1}, or read the table.",
+            field="after",
+            extra={"first_event": first, "resume_after": first - 1},
+        )
+
     def hand_history(self, table_id: str, hand_number: int, viewer: Viewer) -> dict[str, Any]:
         """One finished deal: its events (as the viewer may see them) and the proof."""
         history = self.store.hand(table_id, hand_number)
         if history is None:
+            record = self.store.load(table_id)
+            if record is not None and 1 <= hand_number < record.first_hand:
+                raise problem(
+                    "history_trimmed",
+                    f"The history of deal {hand_number} of table {table_id!r} is no longer"
+                    f" kept; the oldest kept deal is {record.first_hand}.",
+                    extra={"first_hand": record.first_hand},
+                )
             raise ApiError(
                 404,
                 "hand_not_found",
@@ -316,7 +415,9 @@ class TableService:
                 now,
             )
             state["version"] = 1
-            if not self.store.commit(Commit(record, state, created)):
+            state["active_at"] = now
+            change = Commit(record, state, created, deadline=self.next_deadline(state, now))
+            if not self.store.commit(change):
                 raise ApiError(409, "conflict", "Conflict", "The table id is already taken.")
             self.store.index_table(table_id, now)
             outcome = Outcome(
@@ -376,20 +477,20 @@ class TableService:
         self,
         table_id: str,
         seat: int,
-        viewer: Viewer,
+        token: str | None,
         if_match: str | None,
         idempotency: Idempotency | None,
     ) -> Outcome:
         """A seat asks to leave: now, or when the deal it is in is settled."""
-        if viewer.seat is None:
-            raise missing_token()
-        if viewer.seat != seat:
-            raise ApiError(
-                403,
-                "wrong_seat",
-                "Not your seat",
-                f"This token belongs to seat {viewer.seat}, not seat {seat}.",
-            )
+        viewer = SPECTATOR
+
+        def authorize(holder: Viewer) -> None:
+            nonlocal viewer
+            viewer = holder
+            if holder.seat is None:
+                raise missing_token()
+            if holder.seat != seat:
+                raise wrong_seat(seat)
 
         def move(state: dict[str, Any]) -> Transition:
             result: Transition = GAMES[state["game"]].leave(state, seat, self.clock())
@@ -412,24 +513,36 @@ class TableService:
             )
 
         return self._change(
-            table_id, move, respond, if_match=if_match, idempotency=idempotency, actor=viewer
+            table_id,
+            move,
+            respond,
+            if_match=if_match,
+            idempotency=idempotency,
+            token=token,
+            authorize=authorize,
         )
 
     def act(
         self,
         table_id: str,
-        viewer: Viewer,
+        token: str | None,
         action: Mapping[str, Any],
         if_match: str | None,
         idempotency: Idempotency | None,
     ) -> Outcome:
-        """Apply one seat's move (start, declare, rebuy)."""
-        if viewer.seat is None:
-            raise missing_token()
-        seat = viewer.seat
+        """Apply one seat's move (start, declare, rebuy, draw, discard, call)."""
         kind = action["action"]
+        viewer = SPECTATOR
+
+        def authorize(holder: Viewer) -> None:
+            nonlocal viewer
+            viewer = holder
+            if holder.seat is None:
+                raise missing_token()
 
         def move(state: dict[str, Any]) -> Transition:
+            seat = viewer.seat
+            assert seat is not None  # authorize() refused a spectator already
             module = GAMES[state["game"]]
             now = self.clock()
             if kind not in MOVES[state["game"]]:
@@ -472,22 +585,93 @@ class TableService:
             )
 
         return self._change(
-            table_id, move, respond, if_match=if_match, idempotency=idempotency, actor=viewer
+            table_id,
+            move,
+            respond,
+            if_match=if_match,
+            idempotency=idempotency,
+            token=token,
+            authorize=authorize,
         )
 
     def run_deadline(self, table_id: str) -> bool:
-        """Apply a passed deadline (the clock calls this); True if the table changed."""
+        """Apply a passed deadline (the clock calls this); True if the table changed.
+
+        The deadline may be the game's (a turn, the next deal) or the table's idle
+        time: an idle table is cashed out and closed.
+        """
         now = self.clock()
 
         def move(state: dict[str, Any]) -> Transition:
-            result: Transition = GAMES[state["game"]].on_deadline(state, now, self.deck_source())
-            return result
+            events: list[Event] = []
+            if self._idle(state, now):
+                # cash out before the game goes on: no new deal starts for an idle table
+                state, events = self._close_idle(state, now)
+                if state.get("closed_at") is not None:
+                    return state, events
+            state, more = GAMES[state["game"]].on_deadline(state, now, self.deck_source())
+            return state, events + more
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
             return Outcome(200, {"events": len(events)}, {})
 
-        outcome = self._change(table_id, move, respond, skip_empty=True)
+        outcome = self._change(table_id, move, respond, skip_empty=True, activity=False)
         return bool(outcome.body.get("events"))
+
+    def next_deadline(self, state: Mapping[str, Any], now: float | None = None) -> float | None:
+        """When the clock next has work on this table: the game's deadline or idleness."""
+        game: float | None = GAMES[state["game"]].next_deadline(state)
+        if self.idle_seconds <= 0 or state.get("closed_at") is not None:
+            return game
+        idle = self._idle_deadline(state)
+        if now is not None and idle <= now:
+            # idle, but not closable yet (a deal is still being played out): look again
+            # when the game moves on, or a little later
+            idle = now + self._idle_grain()
+        return idle if game is None else min(game, idle)
+
+    def _idle_grain(self) -> float:
+        """Idle deadlines are rounded up to this, so most moves leave the schedule alone."""
+        return min(60.0, self.idle_seconds / 10)
+
+    def _idle_deadline(self, state: Mapping[str, Any]) -> float:
+        active = float(state.get("active_at") or state.get("created_at") or 0.0)
+        grain = self._idle_grain()
+        return float(math.ceil((active + self.idle_seconds) / grain) * grain)
+
+    def _idle(self, state: Mapping[str, Any], now: float) -> bool:
+        if self.idle_seconds <= 0 or state.get("closed_at") is not None:
+            return False
+        active = float(state.get("active_at") or state.get("created_at") or 0.0)
+        return now >= active + self.idle_seconds
+
+    def _close_idle(self, state: dict[str, Any], now: float) -> Transition:
+        """Cash out every seat that is not in a deal; close the table once nobody is left."""
+        module = GAMES[state["game"]]
+        events: list[Event] = []
+        state = copy.deepcopy(state)
+        if state.get("closing") is None:
+            # seats in a deal leave when it ends: the closing record collects every cash-out
+            state["closing"] = {"since": now, "cashed_out": []}
+        for key in sorted(state["seats"], key=int):
+            seat = state["seats"].get(key)
+            if seat is None or seat.get("leaving"):
+                continue
+            try:
+                state, more = module.leave(state, int(key), now)
+            except RuleError:
+                continue
+            events += more
+        if not state["seats"]:
+            state["closed_at"] = now
+            events.append(
+                {
+                    "type": "table_closed",
+                    "data": {"reason": "idle", "idle_seconds": self.idle_seconds},
+                    "visible_to": None,
+                }
+            )
+        return state, events
 
     # ------------------------------------------------------------------ internals
 
@@ -533,15 +717,15 @@ class TableService:
 
     def _history(
         self, record: TableRecord, state: dict[str, Any], stored: list[dict[str, Any]]
-    ) -> dict[str, tuple[str, int]]:
-        """The hand history of a deal that this change finished, if any."""
+    ) -> tuple[dict[str, tuple[str, int]], int | None]:
+        """The hand history of a deal that this change finished, if any, and its number."""
         extra: dict[str, tuple[str, int]] = {}
         for item in stored:
             if item["type"] == "deal_started":
                 state["deal_first_event"] = item["id"]
         deal = GAMES[state["game"]].finished_deal(state)
         if deal is None or not any(item["type"] == "deal_ended" for item in stored):
-            return extra
+            return extra, None
         last = next(item["id"] for item in stored if item["type"] == "deal_ended")
         history = {
             "table_id": record.table_id,
@@ -570,10 +754,61 @@ class TableService:
             "last_event": last,
         }
         extra[hand_key(record.table_id, deal["number"])] = (json.dumps(history), 0)
-        return extra
+        return extra, int(deal["number"])
+
+    def _trim(self, record: TableRecord, finished: int) -> Trim | None:
+        """Keep the last `history_deals` deals: which hands go now (a bounded number)."""
+        first_kept = min(finished - self.history_deals + 1, record.first_hand + MAX_HANDS_DROPPED)
+        if first_kept <= record.first_hand:
+            return None
+        return Trim(first_kept, list(range(record.first_hand, first_kept)))
+
+    @staticmethod
+    def _close(record: TableRecord, state: dict[str, Any], now: float) -> Close:
+        """Closing writes: every kept hand history goes now, the other keys expire later."""
+        return Close(
+            CLOSE_GRACE_SECONDS, now, list(range(record.first_hand, state["hand_number"] + 1))
+        )
+
+    def _closing_record(
+        self, state: dict[str, Any], stored: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """What is kept of a closed table: who left with how much, and its final ledger."""
+        return {
+            "table_id": state["table_id"],
+            "name": state.get("name"),
+            "game": state["game"],
+            "created_at": state.get("created_at"),
+            "closed_at": state["closed_at"],
+            "reason": "idle",
+            "idle_seconds": self.idle_seconds,
+            "cashed_out": state["closing"]["cashed_out"],
+            "ledger": {
+                "hands_played": state.get("hand_number", 0),
+                "chips_bought": state.get("chips_bought"),
+                "chips_cashed": state.get("chips_cashed"),
+                "pot": state.get("pot"),
+                "reserve": state.get("reserve"),
+            },
+            "last_event": stored[-1]["id"] if stored else None,
+        }
+
+    def _keep_scheduled(self, record: TableRecord, now: float) -> None:
+        """After a deadline with nothing to do, schedule the table when it next has work."""
+        deadline = self.next_deadline(record.state, now)
+        try:
+            self.store.reschedule(record, deadline)
+        except Exception:  # the clock's sweep repairs a schedule it finds wrong
+            log.warning(
+                "could not reschedule table", extra={"table": record.table_id}, exc_info=True
+            )
 
     def _replay(self, key: str, idempotency: Idempotency) -> Outcome | None:
-        stored = self.store.get_json(key)
+        return self._replay_record(self.store.get_json(key), idempotency)
+
+    def _replay_record(
+        self, stored: dict[str, Any] | None, idempotency: Idempotency
+    ) -> Outcome | None:
         if stored is None:
             return None
         if stored.get("fingerprint") != idempotency.fingerprint:
@@ -648,29 +883,31 @@ class TableService:
         *,
         if_match: str | None = None,
         idempotency: Idempotency | None = None,
-        actor: Viewer | None = None,
+        token: str | None = None,
+        authorize: Callable[[Viewer], None] | None = None,
         token_sets: Callable[[dict[str, Any], list[dict[str, Any]]], dict[str, str]] | None = None,
         seal: str | None = None,
         skip_empty: bool = False,
+        activity: bool = True,
     ) -> Outcome:
-        """Read, compute, commit; recompute on a lost race, at most MAX_ATTEMPTS times."""
+        """Read, compute, commit; recompute on a lost race, at most MAX_ATTEMPTS times.
+
+        Each attempt is one read (table, the seat token's entry, the idempotency
+        record: one pipeline) and one commit. With `authorize`, the token's holder is
+        found in that same read and passed to it before anything else is checked.
+        """
         idem_key = idempotency_key(table_id, idempotency.key) if idempotency else None
         for _attempt in range(MAX_ATTEMPTS):
-            if idem_key is not None and idempotency is not None:
-                replay = self._replay(idem_key, idempotency)
+            read: MoveRead = self.store.read(table_id, token, idem_key)
+            record = self._open_table(table_id, read.record)
+            if authorize is not None:
+                authorize(self._viewer_of(record, token, read.player))
+            if idempotency is not None:
+                replay = self._replay_record(read.replay, idempotency)
                 if replay is not None:
                     return replay
-            record = self.record(table_id)
             if if_match is not None and not _etag_matches(if_match, record.version):
-                raise ApiError(
-                    412,
-                    "stale_version",
-                    "Precondition failed",
-                    f"The table is at version {record.version}, not {if_match}.",
-                    headers={"ETag": f'"{record.version}"'},
-                )
-            if actor is not None:
-                self.viewer_still_seated(record, actor)
+                raise stale_version(f'"{record.version}"')
             try:
                 state, events = move(record.state)
                 state, events = self._settle(state, events)
@@ -679,14 +916,36 @@ class TableService:
                 if idem_key is not None:
                     self._remember(idem_key, idempotency, self._error_outcome(failure))
                 raise failure from None
-            if skip_empty and not events:
-                return respond(state, [])
             now = self.clock()
+            if skip_empty and not events:
+                self._keep_scheduled(record, now)
+                return respond(state, [])
             stored = self._stored_events(record, state, events, now)
             state["version"] = record.version + 1
+            if activity:
+                state["active_at"] = now
+                state.pop("closing", None)
+            if state.get("closing") is not None:
+                state["closing"]["cashed_out"] += [
+                    {key: item["data"][key] for key in ("seat", "name", "amount")}
+                    for item in stored
+                    if item["type"] == "cashed_out"
+                ]
             outcome = respond(state, stored)
             outcome.headers["ETag"] = f'"{record.version + 1}"'
-            change = Commit(record, state, stored, extra=self._history(record, state, stored))
+            extra, finished = self._history(record, state, stored)
+            change = Commit(
+                record, state, stored, extra=extra, deadline=self.next_deadline(state, now)
+            )
+            if finished is not None:
+                change.trim = self._trim(record, finished)
+            if state.get("closed_at") is not None:
+                change.deadline = None
+                change.close = self._close(record, state, now)
+                change.extra[closed_key(table_id)] = (
+                    json.dumps(self._closing_record(state, stored)),
+                    self.closed_record_seconds,
+                )
             if token_sets is not None:
                 change.token_sets = token_sets(state, stored)
             change.token_deletes = self._departed_tokens(record.state, state)
@@ -696,7 +955,6 @@ class TableService:
                     self.idempotency_ttl,
                 )
             if self.store.commit(change):
-                self._after_commit(table_id, state)
                 return outcome
         raise ApiError(
             409,
@@ -705,12 +963,6 @@ class TableService:
             "The table changed too often to apply this move; try again.",
             headers={"Retry-After": "1"},
         )
-
-    def viewer_still_seated(self, record: TableRecord, actor: Viewer) -> None:
-        """401 if the actor's seat was given up between reading the token and now."""
-        seat = record.state["seats"].get(str(actor.seat))
-        if seat is None or seat["player_id"] != actor.player:
-            raise invalid_token()
 
     @staticmethod
     def _departed_tokens(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -721,9 +973,3 @@ class TableService:
             for seat in before["seats"].values()
             if seat["player_id"] not in present
         ]
-
-    def _after_commit(self, table_id: str, state: dict[str, Any]) -> None:
-        try:
-            self.store.schedule(table_id, GAMES[state["game"]].next_deadline(state))
-        except Exception:  # the clock's sweep re-schedules tables it finds unscheduled
-            log.warning("could not schedule table", extra={"table": table_id}, exc_info=True)

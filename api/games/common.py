@@ -41,9 +41,12 @@ Every illegal move raises `RuleError` with a stable machine `code`, a full-sente
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -110,6 +113,28 @@ def verify_deck(deck: object) -> Deck:
             "invalid_deck", "A deck's salt must be a non-empty lowercase hex string.", "deck"
         )
     return deck
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_state(value: T) -> T:
+    """Return a deep copy of a JSON-shaped value, a few times faster than copy.deepcopy.
+
+    Every move copies the state it changes, so this is on the hot path of each request.
+    """
+    return cast(T, _copy_tree(value))
+
+
+def _copy_tree(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {key: _copy_tree(item) for key, item in value.items()}
+    if kind is list:
+        return [_copy_tree(item) for item in value]
+    if kind in _SCALARS:
+        return value
+    return copy.deepcopy(value)
 
 
 def event(kind: str, data: dict[str, Any], visible_to: list[int] | None = None) -> Event:

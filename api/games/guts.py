@@ -138,7 +138,6 @@ Decisions where RULES.md is silent
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -150,6 +149,7 @@ from api.games.common import (
     RuleError,
     Transition,
     commitment,
+    copy_state,
     event,
     verify_deck,
 )
@@ -336,7 +336,7 @@ def finished_deal(state: State) -> dict[str, Any] | None:
     deal = state["deal"]
     if deal is None or not deal["ended"]:
         return None
-    return copy.deepcopy(dict(deal))
+    return copy_state(dict(deal))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -509,7 +509,7 @@ def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
 def sit(state: State, name: str, buy_in: int, now: float) -> Transition:
     """Seat a new player in the lowest free seat; they join at the start of the next game."""
     verify_sit(state, name, buy_in, now)
-    new = copy.deepcopy(state)
+    new = copy_state(state)
     seat = next(n for n in range(1, _opt(new, "max_players") + 1) if str(n) not in new["seats"])
     new["seats"][str(seat)] = {
         "name": name.strip(),
@@ -539,7 +539,7 @@ def verify_leave(state: State, seat: int, now: float) -> None:
 def leave(state: State, seat: int, now: float) -> Transition:
     """Cash a seat out now, or at the end of the deal if it is in the current hand."""
     verify_leave(state, seat, now)
-    new = copy.deepcopy(state)
+    new = copy_state(state)
     events: list[Event] = []
     if _in_current_hand(new, seat):
         record = new["seats"][str(seat)]
@@ -582,7 +582,7 @@ def verify_rebuy(state: State, seat: int, amount: int, now: float) -> None:
 def rebuy(state: State, seat: int, amount: int, now: float) -> Transition:
     """Add chips to a seat's stack."""
     verify_rebuy(state, seat, amount, now)
-    new = copy.deepcopy(state)
+    new = copy_state(state)
     record = new["seats"][str(seat)]
     record["stack"] += amount
     record["bought_in"] += amount
@@ -611,7 +611,7 @@ def verify_start(state: State, seat: int, now: float, deck: Deck) -> None:
 def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
     """Start the table: a new game and its first deal."""
     verify_start(state, seat, now, deck)
-    new = copy.deepcopy(state)
+    new = copy_state(state)
     events: list[Event] = []
     _begin_deal(new, now, deck, events)
     return new, events
@@ -780,7 +780,7 @@ def verify_declare(state: State, seat: int, choice: str, now: float) -> None:
 def declare(state: State, seat: int, choice: str, now: float) -> Transition:
     """Record a seat's in/out declaration, revealing and resolving once all are in."""
     verify_declare(state, seat, choice, now)
-    new = copy.deepcopy(state)
+    new = copy_state(state)
     events: list[Event] = []
     deal = new["deal"]
     deal["declarations"][str(seat)] = choice
@@ -810,8 +810,8 @@ def on_deadline(state: State, now: float, deck: Deck | None = None) -> Transitio
     """Apply what the passed deadline decides: late declarers are out, or the next deal."""
     deadline = state["deadline"]
     if deadline is None or now < deadline:
-        return copy.deepcopy(state), []
-    new = copy.deepcopy(state)
+        return copy_state(state), []
+    new = copy_state(state)
     events: list[Event] = []
     if new["phase"] == DECLARING:
         deal = new["deal"]
@@ -886,7 +886,7 @@ def verify_settle(state: State, ranks: Mapping[str, Ranked], now: float) -> None
 def settle(state: State, ranks: Mapping[str, Ranked], now: float) -> Transition:
     """Finish a showdown with the evaluator's ranks: show hands, move chips, end the deal."""
     verify_settle(state, ranks, now)
-    new = copy.deepcopy(state)
+    new = copy_state(state)
     events: list[Event] = []
     deal = new["deal"]
     needed: dict[str, list[str]] = deal["ranking_needed"]
@@ -1051,10 +1051,10 @@ def _public_deal(state: State) -> dict[str, Any]:
         "turn": deal["turn"],
         "timeouts": list(deal["timeouts"]),
         "showdown": deal["showdown_reason"],
-        "shown": copy.deepcopy(deal["shown"]),
-        "ranks": copy.deepcopy(deal["ranks"]),
+        "shown": copy_state(deal["shown"]),
+        "ranks": copy_state(deal["ranks"]),
         "pot_at_start": deal["pot_at_start"],
-        "flow": copy.deepcopy(deal["flow"]),
+        "flow": copy_state(deal["flow"]),
         "outcome": deal["outcome"],
         "ended": deal["ended"],
     }

@@ -141,7 +141,6 @@ Decisions where RULES.md is silent
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -155,6 +154,7 @@ from api.games.common import (
     RuleError,
     Transition,
     commitment,
+    copy_state,
     event,
     verify_deck,
 )
@@ -216,7 +216,7 @@ _OWN_LIMITS: dict[str, tuple[int, int]] = {
 
 def _changed(state: State, change: Change) -> Transition:
     """Apply `change` to a deep copy of the state, collecting the events it appends."""
-    new = copy.deepcopy(state)
+    new = copy_state(state)
     events: list[Event] = []
     change(new, events)
     return new, events
@@ -624,7 +624,7 @@ def call(
 
     def change(new: State, events: list[Event]) -> None:
         deal = new["deal"]
-        deal["claims"][str(seat)] = copy.deepcopy(claim)
+        deal["claims"][str(seat)] = copy_state(claim)
         deal["shown"][str(seat)] = list(cards)
         deal["hands"][str(seat)] = list(cards)
         deal["drawn"] = None
@@ -770,7 +770,7 @@ def on_deadline(state: State, now: float, deck: Deck | None = None) -> Transitio
     if due and state["phase"] == BETWEEN_DEALS:
         fresh = verify_deck(deck)
         return _changed(state, lambda new, events: _begin_deal(new, now, fresh, events))
-    return copy.deepcopy(state), []
+    return copy_state(state), []
 
 
 def _time_out(state: State, now: float, events: list[Event]) -> None:
@@ -847,7 +847,7 @@ _PUBLIC_DEAL_KEYS = (
 
 def _public_deal(state: State) -> dict[str, Any]:
     deal = state["deal"]
-    public = {key: copy.deepcopy(deal[key]) for key in _PUBLIC_DEAL_KEYS}
+    public = {key: copy_state(deal[key]) for key in _PUBLIC_DEAL_KEYS}
     pile = deal["discard_pile"]
     public["discard_top"] = pile[-1] if pile else None
     public["discard_size"] = len(pile)
@@ -896,6 +896,6 @@ def view(state: State, seat: int | None = None) -> dict[str, Any]:
         result["you"] = {
             "seat": seat,
             "cards": list(deal["hands"][str(seat)]) if mine else None,
-            "drawn": copy.deepcopy(deal["drawn"]) if my_draw else None,
+            "drawn": copy_state(deal["drawn"]) if my_draw else None,
         }
     return result

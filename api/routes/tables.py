@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 
-from api.errors import ApiError
+from api.errors import ApiError, problem
 from api.schemas import parse_json_body
 from api.settings import Settings
 from api.tables import Idempotency, Outcome, TableService, Viewer, fingerprint
@@ -75,9 +75,7 @@ def _respond(outcome: Outcome) -> Response:
 
 
 def _viewer(table_id: str) -> tuple[Viewer, Any]:
-    service = _service()
-    record = service.record(table_id)
-    return service.viewer(table_id, _token(), record), record
+    return _service().look(table_id, _token())
 
 
 def _number_arg(name: str, default: float, low: float, high: float, whole: bool) -> float:
@@ -154,9 +152,8 @@ def take_seat(table_id: str) -> Response:
 def leave(table_id: str, seat: int) -> Response:
     """Leave the table (cashed out once any hand the seat is in is settled)."""
     idempotency = _idempotency()
-    viewer, _ = _viewer(table_id)
     return _respond(
-        _service().leave(table_id, seat, viewer, request.headers.get("If-Match"), idempotency)
+        _service().leave(table_id, seat, _token(), request.headers.get("If-Match"), idempotency)
     )
 
 
@@ -165,9 +162,8 @@ def act(table_id: str) -> Response:
     """One seat's move."""
     body = parse_json_body(request.get_data(), request.content_type, "Action")
     idempotency = _idempotency()
-    viewer, _ = _viewer(table_id)
     return _respond(
-        _service().act(table_id, viewer, body, request.headers.get("If-Match"), idempotency)
+        _service().act(table_id, _token(), body, request.headers.get("If-Match"), idempotency)
     )
 
 
@@ -181,38 +177,53 @@ def events(table_id: str) -> Response:
     return jsonify({"events": items, "next": cursor})
 
 
+def _stream_cursor() -> int:
+    """Where a stream resumes: after Last-Event-ID (an event id) if sent, else `after`."""
+    after = _int_arg("after", 0, 0, 2**53)  # checked even when Last-Event-ID overrides it
+    last = request.headers.get("Last-Event-ID")
+    if last is None:
+        return after
+    # Only ASCII digits: int() would also take "-1", " 7", "1_0" and other scripts' digits.
+    if not (last.isascii() and last.isdigit() and len(last) <= 16) or int(last) > 2**53:
+        raise problem(
+            "invalid_parameter",
+            "Last-Event-ID must be an event id: a whole number from 0 to 2^53.",
+            field="Last-Event-ID",
+        )
+    return int(last)
+
+
 @tables_blueprint.get("/v1/tables/<table_id>/events/stream")
 def event_stream(table_id: str) -> Response:
     """The event log as server-sent events, resuming after Last-Event-ID."""
-    last = request.headers.get("Last-Event-ID")
-    if last is not None:
-        try:
-            after = int(last)
-        except ValueError:
-            raise ApiError(
-                400,
-                "invalid_parameter",
-                "Invalid Last-Event-ID",
-                "Last-Event-ID must be an event id.",
-                field="Last-Event-ID",
-            ) from None
-    else:
-        after = _int_arg("after", 0, 0, 2**53)
+    after = _stream_cursor()
     viewer, _ = _viewer(table_id)
     service = _service()
+    service.check_cursor(table_id, after)
     lifetime = _settings().stream_max_seconds
+    instance = request.path
 
     def generate() -> Iterator[str]:
         cursor = after
         ends = time.monotonic() + lifetime
         yield "retry: 1000\n\n"
         while time.monotonic() < ends:
-            items, cursor = service.events(table_id, viewer, cursor, min(15.0, lifetime))
+            try:
+                items, cursor = service.events(table_id, viewer, cursor, min(15.0, lifetime))
+            except ApiError as error:
+                if error.code != "history_trimmed":
+                    raise
+                # the stream has begun: the problem goes to the client as its last event
+                data = json.dumps(error.body(instance), separators=(",", ":"))
+                yield f"event: history_trimmed\ndata: {data}\n\n"
+                return
             if not items:
                 yield ": keep-alive\n\n"
             for item in items:
                 data = json.dumps(item, separators=(",", ":"))
                 yield f"id: {item['id']}\nevent: {item['type']}\ndata: {data}\n\n"
+                if item["type"] == "table_closed":
+                    return
 
     response = Response(stream_with_context(generate()), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"

@@ -1,0 +1,220 @@
+"""Redis round trips per kind of request, counted on the wire of a real Redis.
+
+The gateway's store client is given a connection class that counts what it sends:
+each `send_packed_command` is one request to Redis (a pipeline is sent in one), and
+the command names are read back from the RESP it carries. The clock is off, so only
+the request under test talks to Redis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+import redis.cluster
+
+from api import create_app
+from api.evaluator_client import EvaluatorClient
+from api.settings import Settings
+from api.store import TableStore
+from api.tables import TableService
+from tests.integration.conftest import Gateway, Player, gateway_settings
+from tests.integration.test_scale_out import redis_cluster  # noqa: F401 - a fixture
+
+
+class Wire:
+    """What the counting connections sent: one list of command names per round trip."""
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self.trips: list[list[str]] = []
+
+    def take(self) -> list[list[str]]:
+        """The round trips since the last call."""
+        trips, self.trips = self.trips, []
+        return trips
+
+
+def command_names(payload: bytes) -> list[str]:
+    """The name of each command in a RESP-encoded request (one or a pipeline of many)."""
+    names: list[str] = []
+    position = 0
+    while position < len(payload):
+        assert payload[position : position + 1] == b"*"
+        end = payload.index(b"\r\n", position)
+        count = int(payload[position + 1 : end])
+        position = end + 2
+        for index in range(count):
+            end = payload.index(b"\r\n", position)
+            length = int(payload[position + 1 : end])
+            value = payload[end + 2 : end + 2 + length]
+            if index == 0:
+                names.append(value.decode().upper())
+            position = end + 2 + length + 2
+    return names
+
+
+def counting_client(url: str, wire: Wire) -> redis.Redis:
+    """A Redis client whose connections log every request they send to `wire`."""
+
+    class CountingConnection(redis.Connection):
+        def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            chunks = [command] if isinstance(command, (bytes, str)) else list(command)
+            payload = b"".join(c.encode() if isinstance(c, str) else bytes(c) for c in chunks)
+            wire.trips.append(command_names(payload))
+            super().send_packed_command(command, check_health)
+
+    pool = redis.ConnectionPool.from_url(
+        url, decode_responses=True, connection_class=CountingConnection
+    )
+    return redis.Redis(connection_pool=pool)
+
+
+@pytest.fixture
+def counted(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, Wire]]:
+    """A gateway (no clock, no rate limits) whose Redis traffic is counted."""
+    wire = Wire()
+    evaluator = EvaluatorClient(evaluator_address, 5.0)
+    service = TableService(TableStore(counting_client(redis_url, wire)), evaluator)
+    names = {item.name for item in dataclasses.fields(Settings)}
+    overrides = {
+        name: 0 for name in ("rate_limit_per_address", "rate_limit_per_token") if name in names
+    }
+    app = create_app(
+        gateway_settings(redis_url, evaluator_address, clock=False, **overrides), service=service
+    )
+    app.testing = True
+    yield Gateway(app, app.test_client()), wire
+    evaluator.close()
+
+
+def _three_players(gateway: Gateway) -> tuple[str, list[Player]]:
+    table_id = gateway.create(turn_seconds=60, deal_pause_seconds=60)
+    return table_id, [gateway.sit(table_id, f"p{i}") for i in range(3)]
+
+
+def test_a_move_is_one_read_and_one_commit(counted: tuple[Gateway, Wire]) -> None:
+    """Start, declare and the showdown-settling declare: two round trips each."""
+    gateway, wire = counted
+    table_id, players = _three_players(gateway)
+
+    wire.take()
+    response = gateway.act(table_id, players[0], action="start")
+    assert response.status_code == 200, response.get_json()
+    assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"]]
+
+    response = gateway.act(table_id, players[0], action="declare", choice="in")
+    assert response.status_code == 200, response.get_json()
+    assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"]]
+
+    gateway.act(table_id, players[1], action="declare", choice="in")
+    wire.take()
+    # the last declaration brings the showdown: ranked by the evaluator (gRPC, not Redis),
+    # settled and its hand history written, all in the same commit
+    response = gateway.act(table_id, players[2], action="declare", choice="in")
+    assert response.status_code == 200, response.get_json()
+    assert any(e["type"] == "deal_ended" for e in response.get_json()["events"])
+    assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"]]
+    assert gateway.call("GET", f"/v1/tables/{table_id}/hands/1").status_code == 200
+
+
+def test_an_idempotent_move_reads_its_record_in_the_same_round_trip(
+    counted: tuple[Gateway, Wire],
+) -> None:
+    """With an Idempotency-Key the record is read in the same pipeline; a replay is one trip."""
+    gateway, wire = counted
+    table_id, players = _three_players(gateway)
+    wire.take()
+
+    def start() -> Any:
+        return gateway.call(
+            "POST",
+            f"/v1/tables/{table_id}/actions",
+            players[0],
+            json={"action": "start"},
+            headers={"Idempotency-Key": "start-1"},
+        )
+
+    first = start()
+    assert first.status_code == 200, first.get_json()
+    assert wire.take() == [["HMGET", "HGET", "GET"], ["EVALSHA"]]
+    replay = start()
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.get_json() == first.get_json()
+    assert wire.take() == [["HMGET", "HGET", "GET"]]
+
+
+def test_seating_and_reading_round_trips(counted: tuple[Gateway, Wire]) -> None:
+    """A seat: one read and one commit; a table or events read: one trip plus the read."""
+    gateway, wire = counted
+    table_id = gateway.create()
+    wire.take()
+    player = gateway.sit(table_id, "solo")
+    assert wire.take() == [["HMGET"], ["EVALSHA"]]
+
+    gateway.table(table_id, player)
+    assert wire.take() == [["HMGET", "HGET"]]
+    gateway.table(table_id)
+    assert wire.take() == [["HMGET"]]
+    gateway.events(table_id, player)
+    assert wire.take() == [["HMGET", "HGET"], ["XRANGE"]]
+
+
+def test_a_refused_move_writes_nothing(counted: tuple[Gateway, Wire]) -> None:
+    """A move the rules refuse is one read and no write."""
+    gateway, wire = counted
+    table_id, players = _three_players(gateway)
+    wire.take()
+    response = gateway.act(table_id, players[0], action="declare", choice="in")
+    assert response.status_code == 409
+    assert wire.take() == [["HMGET", "HGET"]]
+
+
+def test_on_a_redis_cluster_a_move_is_still_one_read_and_one_commit(
+    redis_cluster: str,  # noqa: F811 - the fixture imported above
+    evaluator_address: str,
+) -> None:
+    """The table's keys share a slot; the clock's schedule, on another, only when it moves."""
+    wire = Wire()
+
+    class CountingConnection(redis.Connection):
+        def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            chunks = [command] if isinstance(command, (bytes, str)) else list(command)
+            payload = b"".join(c.encode() if isinstance(c, str) else bytes(c) for c in chunks)
+            wire.trips.append(command_names(payload))
+            super().send_packed_command(command, check_health)
+
+    client = redis.cluster.RedisCluster.from_url(
+        redis_cluster.replace("redis+cluster://", "redis://", 1),
+        decode_responses=True,
+        connection_class=CountingConnection,
+    )
+    client.flushall()
+    evaluator = EvaluatorClient(evaluator_address, 5.0)
+    service = TableService(TableStore(client), evaluator)
+    names = {item.name for item in dataclasses.fields(Settings)}
+    overrides = {
+        name: 0 for name in ("rate_limit_per_address", "rate_limit_per_token") if name in names
+    }
+    settings = gateway_settings(
+        redis_cluster, evaluator_address, redis_cluster=True, clock=False, **overrides
+    )
+    app = create_app(settings, service=service)
+    app.testing = True
+    gateway = Gateway(app, app.test_client())
+    try:
+        table_id, players = _three_players(gateway)
+        wire.take()
+        # the deal's timer starts: the schedule moves, a third round trip
+        assert gateway.act(table_id, players[0], action="start").status_code == 200
+        assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"], ["ZADD"]]
+        # a declaration leaves the timer as it was
+        response = gateway.act(table_id, players[0], action="declare", choice="in")
+        assert response.status_code == 200, response.get_json()
+        assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"]]
+    finally:
+        evaluator.close()
+        client.close()

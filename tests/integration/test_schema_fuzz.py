@@ -1,0 +1,489 @@
+"""Schema fuzzing: schemathesis against the served OpenAPI document of a gunicorn gateway.
+
+Every operation of `/openapi.json` gets at least `SCHEMA_FUZZ_CASES` (1000) generated
+cases, valid and invalid ones, sent over real HTTP to gunicorn (two workers, real
+Redis, real evaluator). Each response must be no 5xx, have a documented status, content
+type, headers and body, reject invalid data with a 4xx, and be problem+json when it is
+an error. To reach past the 404s, about half of the cases that name a table are pointed
+at real tables (Guts and Paiute, waiting and mid-deal, with a finished hand) with real
+seat tokens (and tokens of seats that have left), so real seats are taken and left and
+real moves played. The run's figures go to var/reports/schema_fuzz.json.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.config import SchemathesisConfig
+from schemathesis.specs.openapi import checks as openapi_checks
+
+from tests.conftest import RedisProcess
+from tests.integration.test_abuse import Gunicorn
+
+CASES = int(os.environ.get("SCHEMA_FUZZ_CASES", "1000"))
+WORKERS = 3
+GUNICORN_REQUEST_LINE = 4094  # gunicorn's limit_request_line (bytes), its default
+REPORT = Path(__file__).resolve().parents[2] / "var" / "reports" / "schema_fuzz.json"
+OPERATIONS = 15  # at least: every operation the served document lists is fuzzed
+METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+PROBLEM = "application/problem+json"
+CHECKS = [
+    not_a_server_error,
+    openapi_checks.status_code_conformance,
+    openapi_checks.content_type_conformance,
+    openapi_checks.response_headers_conformance,
+    openapi_checks.response_schema_conformance,
+    openapi_checks.negative_data_rejection,
+]
+# Invalid data must be refused with a 4xx; an invalid body may also be too large (413).
+CONFIG = SchemathesisConfig.from_dict(
+    {
+        "checks": {
+            "negative_data_rejection": {
+                "expected-statuses": [
+                    "400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428",
+                    "429", "5xx",
+                ]
+            }
+        }
+    }
+)  # fmt: skip
+# Share of the cases naming a table that are pointed at a real one, in percent; the
+# event stream holds its request open for STREAM_MAX_SECONDS, so it gets fewer.
+REAL_SHARE = {"streamEvents": 10}
+REAL_SHARE_DEFAULT = 55
+
+
+# ----------------------------------------------------------------- real tables
+
+
+@dataclass
+class Seat:
+    """A seat granted by the gateway."""
+
+    number: int
+    token: str
+
+
+@dataclass
+class Table:
+    """A real table and the seats the fuzzer holds at it."""
+
+    id: str
+    game: str
+    seats: list[Seat]
+    finished_hands: int = 0
+    uses: int = 0
+
+
+@dataclass
+class Pool:
+    """Real tables for the fuzzer, replaced as its cases fill, leave and play them."""
+
+    base: str
+    session: requests.Session
+    tables: list[Table] = field(default_factory=list)
+    left_tokens: list[str] = field(default_factory=list)
+
+    def post(self, path: str, body: dict[str, Any], token: str | None = None) -> Any:
+        """POST JSON; the decoded answer (the fixture's own requests must succeed)."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        response = self.session.post(self.base + path, json=body, headers=headers, timeout=60)
+        assert response.status_code < 300, (path, response.status_code, response.text)
+        return response.json()
+
+    def guts(self, players: int, *, play: bool) -> Table:
+        """A Guts table with seated players; with `play`, one deal played to the end."""
+        created = self.post(
+            "/v1/tables",
+            {"game": "guts", "turn_seconds": 3600, "deal_pause_seconds": 60, "max_players": 6},
+        )
+        table = Table(created["id"], "guts", [])
+        for index in range(players):
+            granted = self.post(
+                f"/v1/tables/{table.id}/seats", {"name": f"g{index}", "buy_in": 100}
+            )
+            table.seats.append(Seat(granted["seat"], granted["token"]))
+        if play:
+            self.post(f"/v1/tables/{table.id}/actions", {"action": "start"}, table.seats[0].token)
+            for seat in table.seats:
+                self.post(
+                    f"/v1/tables/{table.id}/actions",
+                    {"action": "declare", "choice": "in"},
+                    seat.token,
+                )
+            table.finished_hands = 1
+        return table
+
+    def paiute(self) -> Table:
+        """A Paiute table with a deal under way."""
+        created = self.post("/v1/tables", {"game": "paiute", "turn_seconds": 3600})
+        table = Table(created["id"], "paiute", [])
+        for index in range(3):
+            granted = self.post(
+                f"/v1/tables/{table.id}/seats", {"name": f"p{index}", "buy_in": 100}
+            )
+            table.seats.append(Seat(granted["seat"], granted["token"]))
+        self.post(f"/v1/tables/{table.id}/actions", {"action": "start"}, table.seats[0].token)
+        return table
+
+    def refill(self) -> None:
+        """Replace worn tables: every kind is present, none used more than 40 times."""
+        self.tables = [t for t in self.tables if t.uses < 40 and t.seats]
+        kinds = collections.Counter((t.game, t.finished_hands > 0) for t in self.tables)
+        if kinds[("guts", False)] < 1:
+            self.tables.append(self.guts(2, play=False))
+        if kinds[("guts", True)] < 1:
+            self.tables.append(self.guts(3, play=True))
+        if kinds[("paiute", False)] < 1:
+            self.tables.append(self.paiute())
+
+    def pick(self, choice: int) -> tuple[Table, Table]:
+        """One of the tables by a drawn number, and another one."""
+        self.refill()
+        table = self.tables[choice % len(self.tables)]
+        table.uses += 1
+        return table, self.tables[(choice + 1) % len(self.tables)]
+
+
+# ----------------------------------------------------------------- the gateway
+
+
+@pytest.fixture(scope="module")
+def served(
+    redis_process: RedisProcess, evaluator_address: str
+) -> Iterator[tuple[Gunicorn, schemathesis.BaseSchema]]:
+    """gunicorn on the session's Redis (limits off) and the document it serves."""
+    if redis_process.process is None:
+        redis_process.start()
+    redis.Redis.from_url(redis_process.url).flushall()
+    server = Gunicorn(
+        redis_process.url,
+        evaluator_address,
+        RATE_LIMIT_PER_ADDRESS="0",
+        RATE_LIMIT_PER_TOKEN="0",
+        STREAM_MAX_SECONDS="0.2",
+        LONG_POLL_MAX_SECONDS="30",
+        CLOCK="true",
+        GATEWAY_THREADS="16",
+        # On a busy machine a large odds request may take seconds; that is not a fault.
+        EVALUATOR_TIMEOUT="30",
+    )
+    try:
+        # Loaded from the served bytes (from_url would leave out /openapi.json itself).
+        document = requests.get(server.base + "/openapi.json", timeout=60).json()
+        yield server, schemathesis.openapi.from_dict(document, config=CONFIG)
+    finally:
+        server.stop()
+
+
+# ----------------------------------------------------------------- pointing cases at real tables
+
+
+def not_negated(case: Any, location: str) -> bool:
+    """Whether the case's `location` component (path, query, header, body) is valid data."""
+    for where, info in case.meta.components.items():
+        if str(getattr(where, "value", where)) == location:
+            return bool(info.mode == GenerationMode.POSITIVE)
+    return True
+
+
+def point_at_real_tables(case: Any, pool: Pool, rolls: random.Random, share: int) -> bool:
+    """Point the case at a real table, seat and token (when its data allows); whether it was."""
+    roll, choice, seat_roll, token_roll = (rolls.randrange(100) for _ in range(4))
+    params = case.path_parameters or {}
+    if "table_id" not in params or roll >= share or not not_negated(case, "path"):
+        return False
+    table, other_table = pool.pick(choice)
+    params["table_id"] = table.id
+    seat = table.seats[seat_roll % len(table.seats)] if table.seats else Seat(1, "no-such-token")
+    other = other_table.seats[0] if other_table.seats else seat
+    left = pool.left_tokens[choice % len(pool.left_tokens)] if pool.left_tokens else None
+    if "seat" in params and seat_roll % 4:
+        params["seat"] = seat.number
+    if "hand_number" in params and table.finished_hands and seat_roll % 3:
+        params["hand_number"] = 1 + seat_roll % table.finished_hands
+    if not_negated(case, "header"):
+        headers = case.headers if case.headers is not None else {}
+        if token_roll < 60:
+            headers["Authorization"] = f"Bearer {seat.token}"
+        elif token_roll < 70 and left is not None:
+            headers["Authorization"] = f"Bearer {left}"
+        elif token_roll < 80:
+            headers["Authorization"] = f"Bearer {other.token}"
+        case.headers = headers
+    return True
+
+
+def after_call(case: Any, response: Any, pool: Pool) -> None:
+    """Keep the pool true to the tables: a seat that left, a table that filled."""
+    operation = case.operation.definition.raw.get("operationId")
+    if operation == "leaveSeat" and response.status_code == 200:
+        token = str((case.headers or {}).get("Authorization", "")).removeprefix("Bearer ")
+        for table in pool.tables:
+            kept = [seat for seat in table.seats if seat.token != token]
+            if len(kept) != len(table.seats):
+                pool.left_tokens.append(token)
+                table.seats = kept
+    if operation == "takeSeat" and response.status_code == 201:
+        table_id = (case.path_parameters or {}).get("table_id")
+        for table in pool.tables:
+            if table.id == table_id:
+                body = json.loads(response.content)
+                table.seats.append(Seat(body["seat"], body["token"]))
+
+
+def tame(case: Any) -> None:
+    """Keep a long poll short: a valid `wait` on a real table would hold its full time."""
+    query = case.query or {}
+    wait = query.get("wait")
+    if isinstance(wait, int | float) and not isinstance(wait, bool) and wait > 0.05:
+        query["wait"] = 0.05
+
+
+def refused_by_gunicorn(response: Any) -> bool:
+    """A refusal gunicorn sends itself, before the gateway runs: a 414 for an over-long
+    request line, a 501 for a Transfer-Encoding it cannot frame a body with."""
+    request = response.request
+    line = len(f"{request.method} {request.path_url} HTTP/1.1")
+    if response.status_code == 414:
+        return line > GUNICORN_REQUEST_LINE
+    coding = request.headers.get("Transfer-Encoding")
+    return bool(
+        response.status_code == 501
+        and coding is not None
+        and coding.strip().lower() not in ("chunked", "identity")
+    )
+
+
+def problem_json(response: Any) -> str | None:
+    """Why an error response is not a proper problem+json, or None."""
+    if response.status_code < 400:
+        return None
+    content_type = (response.headers.get("content-type") or [""])[0]
+    if content_type.split(";")[0] != PROBLEM:
+        return f"an error sent as {content_type!r}"
+    body = json.loads(response.content)
+    if body.get("status") != response.status_code or not body.get("code"):
+        return f"a problem without its status or code: {body}"
+    return None
+
+
+# Extra inputs on every case: unknown query parameters are ignored and stray headers
+# are harmless; they also make operations without parameters worth 1000 cases.
+extra_query = st.dictionaries(
+    st.from_regex(r"\Ax[a-z]{1,6}\Z"),
+    st.text(st.characters(codec="utf-8"), max_size=12),
+    max_size=2,
+)
+extra_headers = st.dictionaries(
+    st.sampled_from(["X-Request-Id", "Accept-Language", "X-Forwarded-For", "Cache-Control"]),
+    st.from_regex(r"\A[!-~]([ -~]{0,18}[!-~])?\Z"),
+    max_size=2,
+)
+# Which cases go to real tables is rolled uniformly (hypothesis favours small numbers).
+seeds = st.integers(0, 2**32 - 1)
+
+
+@dataclass
+class Tally:
+    """Figures of one operation's run."""
+
+    cases: int = 0
+    real: int = 0
+    statuses: collections.Counter[int] = field(default_factory=collections.Counter)
+    failed: int = 0
+    refused_by_server: int = 0
+    failures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def fuzz_operation(operation: Any, base: str, pool: Pool, tally: Tally) -> None:
+    """Run CASES generated cases of one operation, recording (not raising) failures."""
+    session = requests.Session()
+    name = operation.definition.raw.get("operationId")
+    share = REAL_SHARE.get(name, REAL_SHARE_DEFAULT)
+    cases = st.one_of(
+        operation.as_strategy(GenerationMode.POSITIVE),
+        operation.as_strategy(GenerationMode.NEGATIVE),
+    )
+
+    @settings(
+        max_examples=CASES,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=cases, seed=seeds, query=extra_query, headers=extra_headers)
+    def run(case: Any, seed: int, query: dict[str, str], headers: dict[str, str]) -> None:
+        if isinstance(case.query, dict) or case.query is None:
+            case.query = {**query, **(case.query or {})}
+        case.headers = {**headers, **(case.headers or {})}
+        if point_at_real_tables(case, pool, random.Random(seed), share):
+            tally.real += 1
+        tame(case)
+        response = case.call(base_url=base, session=session, timeout=60)
+        tally.cases += 1
+        tally.statuses[response.status_code] += 1
+        if refused_by_gunicorn(response):
+            # The documented limit of the HTTP server, below the gateway and its document.
+            tally.refused_by_server += 1
+            return
+        after_call(case, response, pool)
+        complaint = problem_json(response)
+        try:
+            case.validate_response(response, checks=CHECKS)
+        except (AssertionError, BaseExceptionGroup) as failure:  # recorded, reported at the end
+            complaint = str(failure)
+        if complaint is not None:
+            tally.failed += 1
+            if len(tally.failures) < 5:
+                tally.failures.append(f"{case.as_curl_command()[:2000]}\n{complaint[:6000]}")
+
+    started = time.monotonic()
+    run()
+    tally.seconds = time.monotonic() - started
+
+
+def fuzz_operations(base: str, operation_ids: list[str]) -> dict[str, Any]:
+    """Fuzz some operations of the served document one after another; their figures."""
+    document = requests.get(base + "/openapi.json", timeout=60).json()
+    schema = schemathesis.openapi.from_dict(document, config=CONFIG)
+    pool = Pool(base, requests.Session())
+    figures: dict[str, Any] = {}
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        if operation.definition.raw["operationId"] not in operation_ids:
+            continue
+        tally = Tally()
+        fuzz_operation(operation, base, pool, tally)
+        figures[f"{operation.method.upper()} {operation.path}"] = {
+            "operation_id": operation.definition.raw["operationId"],
+            "cases": tally.cases,
+            "on_real_tables": tally.real,
+            "statuses": {str(k): v for k, v in sorted(tally.statuses.items())},
+            "failures": tally.failed,
+            "refused_by_gunicorn": tally.refused_by_server,
+            "seconds": round(tally.seconds, 1),
+            "first_failures": tally.failures,
+        }
+    return figures
+
+
+def run_workers(base: str, groups: list[list[str]], folder: Path) -> dict[str, Any]:
+    """Fuzz each group of operations in a process of its own; all their figures."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "protos")])}
+    workers = []
+    for index, group in enumerate(groups):
+        out = folder / f"worker{index}.json"
+        command = [sys.executable, "-m", "tests.integration.test_schema_fuzz", base, str(out)]
+        workers.append((subprocess.Popen([*command, *group], cwd=root, env=env), out))
+    figures: dict[str, Any] = {}
+    for process, out in workers:
+        assert process.wait(timeout=1100) == 0, f"a fuzzing worker failed ({process.returncode})"
+        figures.update(json.loads(out.read_text(encoding="utf-8")))
+    return figures
+
+
+@pytest.mark.timeout(1200)
+def test_every_operation_holds_to_its_document(
+    served: tuple[Gunicorn, Any], tmp_path: Path
+) -> None:
+    server, schema = served
+    names = [result.ok().definition.raw["operationId"] for result in schema.get_all_operations()]
+    documented = [
+        operation["operationId"]
+        for item in schema.raw_schema["paths"].values()
+        for method, operation in item.items()
+        if method in METHODS
+    ]
+    assert sorted(names) == sorted(documented)
+    assert len(names) >= OPERATIONS, names
+    # Separate processes, not threads: hypothesis keeps caches that threads would share,
+    # and each process brings a core of its own to generating cases.
+    groups = [names[index::WORKERS] for index in range(WORKERS)]
+    started = time.monotonic()
+    figures = run_workers(server.base, groups, tmp_path)
+    seconds = time.monotonic() - started
+    report = {
+        "schemathesis": schemathesis.__version__,
+        "cases_per_operation_target": CASES,
+        "operations": len(figures),
+        "cases": sum(f["cases"] for f in figures.values()),
+        "cases_on_real_tables": sum(f["on_real_tables"] for f in figures.values()),
+        "failures": sum(f["failures"] for f in figures.values()),
+        "refused_by_gunicorn": sum(f["refused_by_gunicorn"] for f in figures.values()),
+        "seconds": round(seconds, 1),
+        "by_operation": figures,
+    }
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    failures = [text for f in figures.values() for text in f["first_failures"]]
+    assert not failures, "\n\n".join(failures[:8])
+    assert len(figures) == len(names)
+    for label, f in figures.items():
+        assert f["cases"] >= CASES, (label, f["cases"])
+    # The real tables were reached: seats granted and left, moves made, hands read.
+    if CASES >= 500:  # a light run (SCHEMA_FUZZ_CASES=50) may not get this far
+        by_id = {f["operation_id"]: f["statuses"] for f in figures.values()}
+        assert by_id["getTable"].get("200", 0) > 0
+        assert by_id["takeSeat"].get("201", 0) > 0
+        assert by_id["leaveSeat"].get("200", 0) > 0
+        assert by_id["performAction"].get("200", 0) > 0
+        assert by_id["getHand"].get("200", 0) > 0
+        assert by_id["listEvents"].get("200", 0) > 0
+        assert by_id["streamEvents"].get("200", 0) > 0
+
+
+def test_the_checks_catch_a_lying_response(served: tuple[Gunicorn, Any]) -> None:
+    """The checks have teeth: an undocumented status, a wrong body, a 5xx are caught."""
+    server, schema = served
+    operation = schema["/v1/tables"]["GET"]
+    case = operation.Case(query={"limit": 5})
+    session = requests.Session()
+
+    def faked(status: int, body: Any, content_type: str) -> Any:
+        response = case.call(base_url=server.base, session=session)
+        assert response.status_code == 200
+        response.status_code = status
+        response.content = json.dumps(body).encode()
+        response.headers["content-type"] = [content_type]
+        return response
+
+    lies: list[Callable[[], Any]] = [
+        lambda: faked(200, {"tables": "not a list"}, "application/json"),
+        lambda: faked(418, {"code": "teapot"}, PROBLEM),
+        lambda: faked(500, {"code": "internal_error"}, PROBLEM),
+        lambda: faked(200, {"tables": [], "next_cursor": None}, "text/html"),
+    ]
+    for lie in lies:
+        with pytest.raises((AssertionError, BaseExceptionGroup)):
+            case.validate_response(lie(), checks=CHECKS)
+    assert problem_json(faked(400, {"code": "x"}, "application/json")) is not None
+
+
+if __name__ == "__main__":
+    # A fuzzing worker: python -m tests.integration.test_schema_fuzz BASE OUT OPERATION_ID...
+    Path(sys.argv[2]).write_text(
+        json.dumps(fuzz_operations(sys.argv[1], sys.argv[3:])), encoding="utf-8"
+    )
