@@ -9,10 +9,12 @@ log (read straight from Redis, audiences included) is the source of truth.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from api.store import TableStore
 from tests.integration.conftest import Gateway, Player
 
 CARDS = {rank + suit for rank in "23456789TJQKA" for suit in "cdhs"}
@@ -51,22 +53,43 @@ def own_deal(body: Any, default: int) -> int:
 class Received:
     """One body, who received it, and the table's deal and last event id at that time."""
 
-    viewer: Player | None
+    viewer: Participant | None
     deal: int
     seq: int
     body: Any
 
 
+class Participant(Protocol):
+    """A seat as the tests know it: a name and a seat number."""
+
+    name: str
+    seat: int
+
+
 @dataclass
 class Transcript:
-    """Records bodies per participant; `check` applies the privacy rule to all of them."""
+    """Records bodies per participant; `check` applies the privacy rule to all of them.
 
-    gateway: Gateway
+    The table's truth is read from `store`, or else from the in-process gateway's app;
+    a gateway in another process (gunicorn) is audited by giving its Redis as `store`.
+    """
+
+    # a Gateway, or any client whose call(method, path, viewer, ...) answers alike
+    gateway: Gateway | Any
     table_id: str
     received: list[Received] = field(default_factory=list)
+    store: TableStore | None = None
+
+    def _store(self) -> TableStore:
+        if self.store is not None:
+            return self.store
+        assert isinstance(self.gateway, Gateway)
+        store: TableStore = self.gateway.app.extensions["cardroom.service"].store
+        return store
 
     def _now(self) -> tuple[int, int]:
-        record = self.gateway.app.extensions["cardroom.service"].store.load(self.table_id)
+        record = self._store().load(self.table_id)
+        assert record is not None
         deal = record.state["deal"]
         return (int(deal["number"]) if deal else 0), record.seq
 
@@ -78,15 +101,14 @@ class Transcript:
             self.received.append(Received(viewer, deal, seq, response.get_json()))
         return response
 
-    def add(self, viewer: Player | None, body: Any) -> None:
+    def add(self, viewer: Participant | None, body: Any) -> None:
         """A body received some other way (a server-sent event)."""
         deal, seq = self._now()
         self.received.append(Received(viewer, deal, seq, body))
 
     def check(self) -> int:
         """Assert the rule over the whole transcript; how many card strings it checked."""
-        store = self.gateway.app.extensions["cardroom.service"].store
-        log = store.events_after(self.table_id, 0, None)
+        log = self._store().events_after(self.table_id, 0, None)
         players: dict[str, int] = {}
         for item in log:
             if item["type"] == "seated":
@@ -118,7 +140,7 @@ class Transcript:
             yield own_deal(body, entry.deal), entry.seq, body
 
     def _allowed(
-        self, log: list[dict[str, Any]], viewer: Player | None, deal: int, seq: int
+        self, log: list[dict[str, Any]], viewer: Participant | None, deal: int, seq: int
     ) -> set[str]:
         player_id = self._player_id(log, viewer)
         allowed: set[str] = set()
@@ -130,11 +152,42 @@ class Transcript:
                 allowed |= set(card_strings(item["data"]))
         return allowed
 
-    def _player_id(self, log: list[dict[str, Any]], viewer: Player | None) -> int | None:
+    def _player_id(self, log: list[dict[str, Any]], viewer: Participant | None) -> int | None:
         if viewer is None:
             return None
-        record = self.gateway.app.extensions["cardroom.service"].store.load(self.table_id)
+        record = self._store().load(self.table_id)
+        assert record is not None
         seat = record.state["seats"].get(str(viewer.seat))
         if seat is not None:
             return int(seat["player_id"])
         return None
+
+
+# Card texts in free text (headers, log lines, metrics, error details), matched only in
+# the forms the service writes them, so that "3c" inside a random hex id is no card: a
+# quoted card ("Ah" in JSON, 'Ah' in a Python repr), a run of cards separated by spaces
+# or commas (a hand "Ah Kd Qc", the commitment's deck string "Ah,Kd,...") and a card
+# after a word that names one (card=Ah, discard: Ah). `bare` also counts any card text
+# standing alone between non-alphanumerics, for short texts with no English in them.
+_CARD = r"[2-9TJQKA][cdhs]"
+_ALONE_BEFORE, _ALONE_AFTER = r"(?<![0-9A-Za-z])", r"(?![0-9A-Za-z])"
+_CARD_FORMS = [
+    re.compile(r"(?<=[\"'])" + _CARD + r"(?=[\"'])"),
+    re.compile(_ALONE_BEFORE + _CARD + r"(?:(?:, ?| )" + _CARD + r")+" + _ALONE_AFTER),
+    re.compile(
+        r"(?i:card|cards|hand|hands|deck|stock|discard|drawn|wild)\W{1,4}("
+        + _CARD
+        + ")"
+        + _ALONE_AFTER
+    ),
+]
+_BARE = re.compile(_ALONE_BEFORE + _CARD + _ALONE_AFTER)
+
+
+def card_mentions(text: str, bare: bool = False) -> set[str]:
+    """The cards that `text` names in the service's forms (with `bare`, in any form)."""
+    found: set[str] = set()
+    for pattern in [*_CARD_FORMS, _BARE] if bare else _CARD_FORMS:
+        for match in pattern.finditer(text):
+            found |= set(re.findall(_CARD, match.group(match.lastindex or 0)))
+    return found
