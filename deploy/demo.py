@@ -2,37 +2,49 @@
 
     python -m deploy.demo [--url http://127.0.0.1:8000] [--timeout 60]
 
-An HTTP client with three seats (ann, bo and cy) creates a table, sits down, starts the
-game, plays every seat's moves, waits for the deal to be settled, fetches the hand
-history and checks the fairness proof: sha256 of the revealed deck and salt must equal
-the commitment announced when the deal started, and the cards each seat was dealt must
-be the top of that deck. It prints a transcript; exit status 0 when every deal played
-was complete and verified, 1 otherwise (2 when the gateway is not ready).
+Three seats (ann, bo and cy) play through the Python SDK (`api.client`): one creates a
+table, all sit down, the game starts, every seat makes its moves, the deal is watched
+to its settlement by long polls, then the hand history is fetched and its fairness
+proof checked: sha256 of the revealed deck and salt must equal the commitment announced
+when the deal started, and the cards each seat was dealt must be the ones the deck gave
+it, in dealing order. It prints a transcript; exit status 0 when every deal played was
+complete and verified, 1 otherwise (2 when the gateway cannot be reached).
 
 Guts: ann always goes in; bo and cy go in when the evaluator's odds give their hand at
 least a 40% chance against two random hands. Paiute: every seat draws from the stock,
 calls as soon as the evaluator ranks its six cards as a winning combination, and
 otherwise discards the card that fits its hand least. When the gateway does not host
-Paiute tables yet (422 unsupported_game), that part is skipped with a message.
+Paiute tables (422 unsupported_game), that part is skipped with a message.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import http.client
 import json
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from api.client import (
+    CardroomError,
+    Client,
+    ConnectionFailed,
+    Event,
+    FairnessError,
+    GutsOptions,
+    PaiuteOptions,
+    RetryPolicy,
+    RuleViolation,
+    Seat,
+    Table,
+    verify_fairness,
+)
+from api.client.client import Choice
+from api.client.models import HandHistory
 
 Say = Callable[[str], None]
-FAIRNESS_FORMULA = "sha256(','.join(deck) + ':' + salt)"
 PLAYERS = ("ann", "bo", "cy")
 BUY_IN = 100
 RANKS = {r: v for v, r in enumerate("23456789TJQKA", start=2)} | {"10": 10}
@@ -40,19 +52,6 @@ RANKS = {r: v for v, r in enumerate("23456789TJQKA", start=2)} | {"10": 10}
 
 class DemoError(Exception):
     """The gateway answered something a complete deal does not allow."""
-
-
-class GatewayUnreachableError(DemoError):
-    """No answer from the gateway at all."""
-
-
-@dataclass(frozen=True)
-class Seat:
-    """A seated player."""
-
-    name: str
-    number: int
-    token: str
 
 
 @dataclass
@@ -68,76 +67,28 @@ class DealReport:
     notes: list[str] = field(default_factory=list)
 
 
-class GatewayClient:
-    """A small JSON client for the gateway's HTTP API (standard library only)."""
-
-    def __init__(self, base_url: str, timeout: float = 40.0) -> None:
-        """Talk to `base_url` (e.g. http://127.0.0.1:8000); `timeout` per request."""
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
-
-    def request(
-        self, method: str, path: str, body: Any = None, token: str | None = None
-    ) -> tuple[int, Any]:
-        """One request; the status and the decoded JSON body (None when there is none)."""
-        data = None if body is None else json.dumps(body).encode()
-        headers = {"Accept": "application/json"}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        if token is not None:
-            headers["Authorization"] = f"Bearer {token}"
-        request = urllib.request.Request(  # noqa: S310 (the URL is the operator's --url)
-            self.base_url + path, data=data, headers=headers, method=method
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
-                status, raw = response.status, response.read()
-        except urllib.error.HTTPError as error:
-            status, raw = error.code, error.read()
-        except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
-            raise GatewayUnreachableError(f"{method} {self.base_url}{path}: {error}") from error
-        return status, (json.loads(raw) if raw else None)
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        token: str | None = None,
-        expect: Sequence[int] = (200, 201),
-    ) -> Any:
-        """A request that must succeed; DemoError with the problem's code otherwise."""
-        status, reply = self.request(method, path, body, token)
-        if status not in expect:
-            code = reply.get("code") if isinstance(reply, dict) else None
-            detail = reply.get("detail") if isinstance(reply, dict) else reply
-            raise DemoError(f"{method} {path} -> {status} {code}: {detail}")
-        return reply
-
-
 # ---------------------------------------------------------------- shared steps
 
 
-def seat_players(client: GatewayClient, table_id: str, say: Say) -> list[Seat]:
+def seat_players(client: Client, table_id: str, say: Say) -> list[Seat]:
     """ann, bo and cy buy in."""
     seats = []
     for name in PLAYERS:
-        reply = client.call(
-            "POST", f"/v1/tables/{table_id}/seats", {"name": name, "buy_in": BUY_IN}
-        )
-        seats.append(Seat(name, int(reply["seat"]), str(reply["token"])))
-        say(f"  seat {reply['seat']}: {name} buys in for {BUY_IN}")
+        seat = client.take_seat(table_id, name, BUY_IN)
+        seats.append(seat)
+        say(f"  seat {seat.number}: {name} buys in for {BUY_IN}")
     return seats
 
 
-def describe_event(item: Mapping[str, Any], names: Mapping[int, str]) -> str:
+def describe_event(item: Event, names: Mapping[int, str]) -> str:
     """One event as a line of the transcript."""
-    data = item.get("data") or {}
+    data = item.data
 
-    def who(seat: Any) -> str:
-        return names.get(int(seat), f"seat {seat}") if str(seat).isdigit() else str(seat)
+    def who(seat: object) -> str:
+        text = str(seat)
+        return names.get(int(text), f"seat {text}") if text.isdigit() else text
 
-    kind = item.get("type", "?")
+    kind = item.type
     text: str
     if kind == "declarations_revealed":
         text = ", ".join(f"{who(s)} {c}" for s, c in data.get("choices", {}).items())
@@ -183,145 +134,129 @@ def describe_event(item: Mapping[str, Any], names: Mapping[int, str]) -> str:
     else:
         text = json.dumps(data, separators=(",", ":"), sort_keys=True)
         text = text if len(text) <= 90 else text[:87] + "..."
-    return f"    #{item.get('id')} {kind}: {text}"
+    return f"    #{item.id} {kind}: {text}"
 
 
 def wait_for_deal_end(
-    client: GatewayClient,
+    client: Client,
     table_id: str,
     after: int,
     hand_number: int,
     names: Mapping[int, str],
     say: Say,
     timeout: float,
-) -> tuple[dict[str, Any], int]:
+) -> tuple[Event, int]:
     """Long-poll the events after `after` until deal `hand_number` has ended."""
     deadline = time.monotonic() + timeout
     cursor = after
     while time.monotonic() < deadline:
         wait = max(0.0, min(10.0, deadline - time.monotonic()))
-        page = client.call("GET", f"/v1/tables/{table_id}/events?after={cursor}&wait={wait:.1f}")
-        for item in page["events"]:
+        page = client.events(table_id, after=cursor, wait=round(wait, 1))
+        for item in page.events:
             say(describe_event(item, names))
-            data = item.get("data") or {}
-            if item["type"] == "deal_ended" and data.get("hand_number") == hand_number:
-                return dict(item), int(page["next"])
-        cursor = int(page["next"])
+            if item.type == "deal_ended" and item.data.get("hand_number") == hand_number:
+                return item, page.next
+        cursor = page.next
     raise DemoError(f"deal {hand_number} did not end within {timeout:g} s")
 
 
-def verify_fairness(
-    history: Mapping[str, Any],
+def check_fairness(
+    history: HandHistory,
     announced: str,
-    dealt: Mapping[str, Sequence[str]],
-    cards_each: int,
+    dealt: Mapping[int, Sequence[str]],
     say: Say,
 ) -> None:
-    """The revealed deck and salt hash to the commitment; the hands are its top cards."""
-    proof = history["fairness"]
-    if proof.get("formula", FAIRNESS_FORMULA) != FAIRNESS_FORMULA:
-        raise DemoError(f"unknown fairness formula {proof.get('formula')!r}")
-    deck, salt = list(proof["deck"]), str(proof["salt"])
-    digest = hashlib.sha256((",".join(deck) + ":" + salt).encode()).hexdigest()
-    if len(deck) != 52 or len(set(deck)) != 52:
-        raise DemoError(f"the revealed deck has {len(set(deck))} distinct cards, not 52")
-    if not digest == proof["commitment"] == announced:
-        raise DemoError(
-            f"fairness proof FAILED: sha256 {digest}, history says {proof['commitment']}, "
-            f"announced {announced}"
-        )
+    """The SDK's proof check, told in the transcript; DemoError when it fails."""
+    try:
+        report = verify_fairness(history, announced=announced, dealt=dealt)
+    except FairnessError as error:
+        raise DemoError(str(error)) from None
+    digest = report.commitment
     say(f"  fairness: sha256(deck + ':' + salt) = {digest[:16]}... = the commitment announced")
-    top = deck[: cards_each * len(dealt)]
-    seen = [card for cards in dealt.values() for card in cards]
-    if sorted(seen) != sorted(top):
-        raise DemoError(f"the hands dealt {seen} are not the deck's top {len(top)} cards {top}")
-    say(f"  fairness: the {len(top)} cards dealt are the top of that deck, in dealing order")
+    count = sum(len(cards) for cards in dealt.values())
+    say(f"  fairness: the {count} cards dealt are the top of that deck, in dealing order")
+    for check in report.checks:
+        say(f"    checked: {check}")
 
 
-def check_chips(table: Mapping[str, Any], names: Mapping[int, str], say: Say) -> None:
+def check_chips(table: Table, names: Mapping[int, str], say: Say) -> None:
     """Every chip bought in is in a stack, the pot or the reserve."""
-    stacks = {names.get(int(k), k): v["stack"] for k, v in table["seats"].items()}
-    total = sum(stacks.values()) + table["pot"] + table.get("reserve", 0)
+    stacks = {names.get(number, str(number)): s.stack for number, s in table.seats.items()}
+    total = sum(stacks.values()) + table.pot + table.reserve
     listed = ", ".join(f"{name} {stack}" for name, stack in stacks.items())
-    say(f"  chips: {listed}, pot {table['pot']}, reserve {table.get('reserve', 0)}")
+    say(f"  chips: {listed}, pot {table.pot}, reserve {table.reserve}")
     if total != BUY_IN * len(names):
         raise DemoError(f"chips do not add up: {total} != {BUY_IN * len(names)} bought in")
     say(f"  chips: {total} on the table = {BUY_IN * len(names)} bought in")
 
 
-def leave_table(client: GatewayClient, table_id: str, seats: Sequence[Seat], say: Say) -> None:
+def leave_table(seats: Sequence[Seat], say: Say) -> None:
     """Every seat leaves, so that the table stops dealing; what each took home."""
     for seat in seats:
-        reply = client.call(
-            "DELETE", f"/v1/tables/{table_id}/seats/{seat.number}", token=seat.token
-        )
-        taken = reply.get("cashed_out")
+        result = seat.leave()
+        taken = result.cashed_out
         state = f"cashes out {taken}" if taken is not None else "leaves after the deal"
         say(f"  {seat.name} {state}")
+
+
+def describe_history(history: HandHistory, say: Say) -> None:
+    """One line about the hand history."""
+    say(
+        f"  hand history {history.hand_number}: outcome {history.outcome}, "
+        f"{len(history.events)} events, {len(history.pot_flow)} chip movements"
+    )
+
+
+def dealt_cards(seat: Seat) -> tuple[str, ...]:
+    """The cards the seat holds (it sees only its own)."""
+    you = seat.table().you
+    if you is None or you.cards is None:
+        raise DemoError(f"{seat.name} was not dealt in")
+    return you.cards
 
 
 # ---------------------------------------------------------------- Guts
 
 
-def play_guts(client: GatewayClient, say: Say, timeout: float) -> DealReport:
+def play_guts(client: Client, say: Say, timeout: float) -> DealReport:
     """One 3-card Guts deal with three seats, to its settlement and proof."""
     report = DealReport("guts")
     say("== Guts: 3 cards, ante 1, simultaneous declaring, Monte Carlo payments ==")
-    table = client.call(
-        "POST",
-        "/v1/tables",
-        {
-            "game": "guts",
-            "name": "demo guts",
-            "cards": 3,
-            "ante": 1,
-            "declare": "simultaneous",
-            "turn_seconds": 120,
-            "deal_pause_seconds": 60,
-        },
+    options = GutsOptions(
+        cards=3, ante=1, declare="simultaneous", turn_seconds=120, deal_pause_seconds=60
     )
-    table_id = report.table_id = str(table["id"])
+    table = client.create_table(options, name="demo guts")
+    table_id = report.table_id = table.id
     say(f"  table {table_id} created")
     seats = seat_players(client, table_id, say)
-    names = {seat.number: seat.name for seat in seats}
-    cursor = int(client.call("GET", f"/v1/tables/{table_id}/events?after=0")["next"])
-    client.call("POST", f"/v1/tables/{table_id}/actions", {"action": "start"}, seats[0].token)
-    view = client.call("GET", f"/v1/tables/{table_id}")
-    hand_number = report.hand_number = int(view["hand_number"])
-    announced = str(view["deal"]["commitment"])
+    names = {seat.number: str(seat.name) for seat in seats}
+    cursor = client.events(table_id).next
+    seats[0].start()
+    view = client.table(table_id)
+    if view.deal is None or view.dealer is None:
+        raise DemoError("the table did not deal after start")
+    hand_number = report.hand_number = view.hand_number
+    announced = view.deal.commitment
     say(
-        f"  {seats[0].name} starts: deal {hand_number}, dealer {names[view['dealer']]}, "
-        f"pot {view['pot']}, commitment {announced[:16]}..."
+        f"  {seats[0].name} starts: deal {hand_number}, dealer {names[view.dealer]}, "
+        f"pot {view.pot}, commitment {announced[:16]}..."
     )
-    dealt: dict[str, list[str]] = {}
+    dealt: dict[int, tuple[str, ...]] = {}
     for index, seat in enumerate(seats):
-        cards = client.call("GET", f"/v1/tables/{table_id}", token=seat.token)["you"]["cards"]
-        dealt[seat.name] = list(cards)
+        cards = dealt[seat.number] = dealt_cards(seat)
         hand = " ".join(cards)
-        odds = client.call(
-            "POST",
-            "/v1/evaluate",
-            {"game": "guts3", "odds": {"hand": hand, "opponents": 2, "samples": 20000, "seed": 7}},
-        )
-        choice = "in" if index == 0 or odds["win"] >= 0.4 else "out"
-        say(f"  {seat.name} holds {hand}: wins {odds['win']:.0%} against two hands -> {choice}")
-        client.call(
-            "POST",
-            f"/v1/tables/{table_id}/actions",
-            {"action": "declare", "choice": choice},
-            seat.token,
-        )
+        odds = client.odds("guts3", hand, 2, samples=20000, seed=7)
+        choice: Choice = "in" if index == 0 or odds.win >= 0.4 else "out"
+        say(f"  {seat.name} holds {hand}: wins {odds.win:.0%} against two hands -> {choice}")
+        seat.declare(choice)
     say("  events:")
     ended, cursor = wait_for_deal_end(client, table_id, cursor, hand_number, names, say, timeout)
-    report.outcome = str(ended["data"]["outcome"])
-    history = client.call("GET", f"/v1/tables/{table_id}/hands/{hand_number}")
-    say(
-        f"  hand history {hand_number}: outcome {history.get('outcome')}, "
-        f"{len(history['events'])} events, {len(history['pot_flow'])} chip movements"
-    )
-    verify_fairness(history, announced, dealt, 3, say)
-    check_chips(client.call("GET", f"/v1/tables/{table_id}"), names, say)
-    leave_table(client, table_id, seats, say)
+    report.outcome = str(ended.data["outcome"])
+    history = client.hand(table_id, hand_number)
+    describe_history(history, say)
+    check_fairness(history, announced, dealt, say)
+    check_chips(client.table(table_id), names, say)
+    leave_table(seats, say)
     report.verified = True
     say(f"Guts deal {hand_number} complete: {report.outcome}, fairness verified.")
     return report
@@ -342,113 +277,90 @@ def choose_discard(cards: Sequence[str], wild_rank: int) -> str:
     return min(candidates, key=lambda c: (ranks[_rank(c)], suits[c[-1]], _rank(c)))
 
 
-def paiute_turn(client: GatewayClient, table_id: str, seat: Seat, wild_rank: int, say: Say) -> None:
+def paiute_turn(client: Client, seat: Seat, wild_rank: int, say: Say) -> None:
     """Draw from the stock, then call with a winning combination or discard."""
-    mine = client.call("GET", f"/v1/tables/{table_id}", token=seat.token)
-    if (mine.get("pending") or {}).get("action") == "draw":
-        client.call(
-            "POST",
-            f"/v1/tables/{table_id}/actions",
-            {"action": "draw", "source": "stock"},
-            seat.token,
-        )
-        mine = client.call("GET", f"/v1/tables/{table_id}", token=seat.token)
-    cards = list(mine["you"]["cards"])
-    ranked = client.call(
-        "POST",
-        "/v1/evaluate",
-        {"game": "paiute", "wild_rank": wild_rank, "hands": [" ".join(cards)]},
-    )["results"][0]
-    if ranked["strength"] > 0:
-        leftover = ranked.get("leftover")
-        shown = [card for card in cards if card != leftover]
-        status, reply = client.request(
-            "POST",
-            f"/v1/tables/{table_id}/actions",
-            {"action": "call", "cards": shown, "discard": leftover},
-            seat.token,
-        )
-        if status == 200:
-            say(f"  {seat.name} calls with {' '.join(shown)}: {ranked['description']}")
+    mine = seat.table()
+    if mine.pending is not None and mine.pending.action == "draw":
+        seat.draw("stock")
+        mine = seat.table()
+    if mine.you is None or mine.you.cards is None:
+        raise DemoError(f"{seat.name} holds no cards on its turn")
+    cards = list(mine.you.cards)
+    (ranked,) = client.evaluate("paiute", [" ".join(cards)], wild_rank=wild_rank)
+    if ranked.strength > 0:
+        shown = [card for card in cards if card != ranked.leftover]
+        try:
+            seat.call(shown, ranked.leftover)
+        except RuleViolation as refused:
+            say(f"  {seat.name} could not call ({refused.status} {refused.code}); discards instead")
+        else:
+            say(f"  {seat.name} calls with {' '.join(shown)}: {ranked.description}")
             return
-        say(f"  {seat.name} could not call ({status} {reply.get('code')}); discards instead")
-    card = choose_discard(cards, wild_rank)
-    client.call(
-        "POST", f"/v1/tables/{table_id}/actions", {"action": "discard", "card": card}, seat.token
-    )
+    seat.discard(choose_discard(cards, wild_rank))
 
 
-def play_paiute(client: GatewayClient, say: Say, timeout: float) -> DealReport:
+def play_paiute(client: Client, say: Say, timeout: float) -> DealReport:
     """One Paiute deal with three seats, or a skip when the gateway has no Paiute tables."""
     report = DealReport("paiute")
     say("== Paiute: five cards, a wild rank, draw and discard until someone calls ==")
-    status, reply = client.request(
-        "POST",
-        "/v1/tables",
-        {
-            "game": "paiute",
-            "name": "demo paiute",
-            "ante": 1,
-            "turn_seconds": 120,
-            "deal_pause_seconds": 60,
-        },
-    )
-    if status == 422 and isinstance(reply, dict) and reply.get("code") == "unsupported_game":
+    options = PaiuteOptions(ante=1, turn_seconds=120, deal_pause_seconds=60)
+    try:
+        table = client.create_table(options, name="demo paiute")
+    except CardroomError as error:
+        if error.code != "unsupported_game":
+            raise
         report.skipped = "this gateway does not host Paiute tables yet (422 unsupported_game)"
         say(f"Paiute: skipped: {report.skipped}.")
         return report
-    if status != 201:
-        raise DemoError(f"POST /v1/tables (paiute) -> {status}: {reply}")
-    table_id = report.table_id = str(reply["id"])
+    table_id = report.table_id = table.id
     say(f"  table {table_id} created")
     seats = seat_players(client, table_id, say)
-    names = {seat.number: seat.name for seat in seats}
+    names = {seat.number: str(seat.name) for seat in seats}
     by_number = {seat.number: seat for seat in seats}
-    cursor = int(client.call("GET", f"/v1/tables/{table_id}/events?after=0")["next"])
-    client.call("POST", f"/v1/tables/{table_id}/actions", {"action": "start"}, seats[0].token)
-    view = client.call("GET", f"/v1/tables/{table_id}")
-    deal = view["deal"]
-    hand_number = report.hand_number = int(view["hand_number"])
-    announced, wild_rank = str(deal["commitment"]), int(deal["wild_rank"])
+    cursor = client.events(table_id).next
+    seats[0].start()
+    view = client.table(table_id)
+    deal = view.deal
+    if deal is None or deal.wild_rank is None or view.dealer is None:
+        raise DemoError("the table did not deal after start")
+    hand_number = report.hand_number = view.hand_number
+    announced, wild_rank = deal.commitment, deal.wild_rank
     say(
-        f"  {seats[0].name} starts: deal {hand_number}, dealer {names[view['dealer']]}, "
-        f"wild card {deal.get('wild_card')} (rank {wild_rank} is wild), "
-        f"discard pile {deal.get('discard_top')}, commitment {announced[:16]}..."
+        f"  {seats[0].name} starts: deal {hand_number}, dealer {names[view.dealer]}, "
+        f"wild card {deal.wild_card} (rank {wild_rank} is wild), "
+        f"discard pile {deal.discard_top}, commitment {announced[:16]}..."
     )
-    dealt: dict[str, list[str]] = {}
+    dealt: dict[int, tuple[str, ...]] = {}
     for seat in seats:
-        cards = client.call("GET", f"/v1/tables/{table_id}", token=seat.token)["you"]["cards"]
-        dealt[seat.name] = list(cards)
-        say(f"  {seat.name} holds {' '.join(cards)}")
+        dealt[seat.number] = dealt_cards(seat)
+        say(f"  {seat.name} holds {' '.join(dealt[seat.number])}")
     deadline = time.monotonic() + timeout
     turns = 0
     while time.monotonic() < deadline:
-        view = client.call("GET", f"/v1/tables/{table_id}")
-        pending = view.get("pending") or {}
-        if view["phase"] not in ("playing", "last_turns") or view["hand_number"] != hand_number:
+        view = client.table(table_id)
+        pending = view.pending
+        if view.phase not in ("playing", "last_turns") or view.hand_number != hand_number:
             break
-        if pending.get("action") not in ("draw", "discard_or_call") or not pending.get("seats"):
+        if pending is None or pending.action not in ("draw", "discard_or_call"):
             time.sleep(0.05)
             continue
-        paiute_turn(client, table_id, by_number[int(pending["seats"][0])], wild_rank, say)
+        if not pending.seats:
+            time.sleep(0.05)
+            continue
+        paiute_turn(client, by_number[pending.seats[0]], wild_rank, say)
         turns += 1
     say(f"  {turns} turns played; events:")
     ended, cursor = wait_for_deal_end(
         client, table_id, cursor, hand_number, names, say, max(5.0, deadline - time.monotonic())
     )
-    report.outcome = str(ended["data"]["outcome"])
-    history = client.call("GET", f"/v1/tables/{table_id}/hands/{hand_number}")
-    say(
-        f"  hand history {hand_number}: outcome {history.get('outcome')}, "
-        f"{len(history['events'])} events, {len(history['pot_flow'])} chip movements"
-    )
-    verify_fairness(history, announced, dealt, 5, say)
-    wild_card = history["fairness"]["deck"][5 * len(seats)]
-    if deal.get("wild_card") not in (None, wild_card):
-        raise DemoError(f"the wild card {deal['wild_card']} is not the deck's next card")
+    report.outcome = str(ended.data["outcome"])
+    history = client.hand(table_id, hand_number)
+    describe_history(history, say)
+    check_fairness(history, announced, dealt, say)
+    wild_card = history.fairness.deck[5 * len(seats)]
     say(f"  fairness: the wild card {wild_card} is the next card of that deck")
-    check_chips(client.call("GET", f"/v1/tables/{table_id}"), names, say)
-    leave_table(client, table_id, seats, say)
+    check_chips(client.table(table_id), names, say)
+    leave_table(seats, say)
     report.verified = True
     say(f"Paiute deal {hand_number} complete: {report.outcome}, fairness verified.")
     return report
@@ -459,13 +371,14 @@ def play_paiute(client: GatewayClient, say: Say, timeout: float) -> DealReport:
 
 def run(url: str, say: Say = print, timeout: float = 60.0) -> list[DealReport]:
     """Both games against the gateway at `url`; a report per game."""
-    client = GatewayClient(url)
-    say(f"cardroom demo against {url}")
-    status, ready = client.request("GET", "/readyz")
-    if status != 200:
-        raise DemoError(f"the gateway is not ready: GET /readyz -> {status} {ready}")
-    say(f"gateway ready: redis {ready.get('redis')}, evaluator {ready.get('evaluator')}")
-    return [play_guts(client, say, timeout), play_paiute(client, say, timeout)]
+    # a demo should say at once that nothing answers, not retry for half a minute
+    with Client(url, timeout=40.0, retry=RetryPolicy(attempts=3, deadline=10.0)) as client:
+        say(f"cardroom demo against {url}")
+        ready = client.readiness()
+        if not ready.ready:
+            raise DemoError(f"the gateway is not ready: {ready.detail}")
+        say(f"gateway ready: redis {ready.redis}, evaluator {ready.evaluator}")
+        return [play_guts(client, say, timeout), play_paiute(client, say, timeout)]
 
 
 def main(argv: Sequence[str] | None = None, say: Say = print) -> int:
@@ -478,10 +391,10 @@ def main(argv: Sequence[str] | None = None, say: Say = print) -> int:
     arguments = parser.parse_args(argv)
     try:
         reports = run(arguments.url, say, arguments.timeout)
-    except GatewayUnreachableError as error:
+    except ConnectionFailed as error:
         say(f"cannot reach the gateway: {error} (is `make run` running?)")
         return 2
-    except DemoError as error:
+    except (DemoError, CardroomError) as error:
         say(f"demo FAILED: {error}")
         return 1
     played = [r for r in reports if r.skipped is None]

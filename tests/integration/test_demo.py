@@ -16,6 +16,9 @@ import pytest
 from werkzeug.serving import make_server
 
 from api import create_app
+from api.client import Client, Event, Table
+from api.client.errors import from_problem
+from api.client.models import Fairness, HandHistory
 from deploy import demo, validate
 from tests.conftest import free_port
 from tests.integration.conftest import gateway_settings
@@ -70,28 +73,38 @@ def test_the_demo_says_when_no_gateway_answers() -> None:
 
 
 def test_a_forged_fairness_proof_is_caught() -> None:
-    deck = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
-    commitment = hashlib.sha256((",".join(deck) + ":salt").encode()).hexdigest()
-    history: dict[str, Any] = {"fairness": {"deck": deck, "salt": "salt", "commitment": commitment}}
-    dealt = {"ann": deck[0:3:2], "bo": deck[1:4:2]}
-    demo.verify_fairness(history, commitment, dealt, 2, lambda _: None)
+    deck = tuple(rank + suit for rank in "23456789TJQKA" for suit in "cdhs")
+    commitment = hashlib.sha256((",".join(deck) + ":ab").encode()).hexdigest()
+    started = Event(
+        1, "deal_started", {"commitment": commitment, "players": [1, 2], "cards": 2}, 0, 1
+    )
+    history = HandHistory(
+        "t", 1, 1, 2, "won", [started], None, [], Fairness(commitment, deck, "ab", ""), None, {}
+    )
+    dealt = {1: deck[0:4:2], 2: deck[1:4:2]}
+    lines: list[str] = []
+    demo.check_fairness(history, commitment, dealt, lines.append)
+    assert "  fairness: the 4 cards dealt are the top of that deck, in dealing order" in lines
     with pytest.raises(demo.DemoError, match="FAILED"):
-        demo.verify_fairness(history, "0" * 64, dealt, 2, lambda _: None)
-    with pytest.raises(demo.DemoError, match="top"):
-        demo.verify_fairness(
-            history, commitment, {"ann": ["Ah", "Kh"], "bo": deck[:2]}, 2, lambda _: None
-        )
+        demo.check_fairness(history, "0" * 64, dealt, lambda _: None)
+    with pytest.raises(demo.DemoError, match="deck dealt it"):
+        demo.check_fairness(history, commitment, {1: ("Ah", "Kh"), 2: deck[:2]}, lambda _: None)
 
 
 def test_paiute_is_skipped_when_the_gateway_has_no_paiute_tables() -> None:
-    class NoPaiute(demo.GatewayClient):
-        def request(
-            self, method: str, path: str, body: Any = None, token: str | None = None
-        ) -> tuple[int, Any]:
-            return 422, {"code": "unsupported_game", "detail": "not yet"}
+    class NoPaiute(Client):
+        def create_table(self, options: Any = None, **_: Any) -> Table:
+            raise from_problem(
+                422,
+                {"code": "unsupported_game", "title": "Unsupported game", "detail": "not yet"},
+                retry_after=None,
+                method="POST",
+                url="/v1/tables",
+            )
 
     lines: list[str] = []
-    report = demo.play_paiute(NoPaiute("http://unused"), lines.append, 1.0)
+    with NoPaiute("http://unused") as client:
+        report = demo.play_paiute(client, lines.append, 1.0)
     assert report.skipped is not None
     assert lines[-1].startswith("Paiute: skipped: this gateway does not host Paiute")
 

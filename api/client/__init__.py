@@ -1,0 +1,114 @@
+"""The Python SDK of the cardroom gateway: tables, seats, moves, events, proofs.
+
+    from api.client import Client, GutsOptions
+
+    with Client("http://127.0.0.1:8000") as cardroom:
+        table = cardroom.create_table(GutsOptions(cards=3, ante=1))
+        ann = cardroom.take_seat(table.id, "ann", 100)
+        bo = cardroom.take_seat(table.id, "bo", 100)
+        ann.start()
+        print(ann.table().you.cards)
+        ann.declare("in")
+        bo.declare("out")
+
+It needs only httpx: it imports nothing of the gateway (no Flask, Redis or gRPC).
+"""
+
+from api.client.client import Client, Seat
+from api.client.errors import (
+    RULE_CODES,
+    BadRequest,
+    CardroomError,
+    Conflict,
+    ConnectionFailed,
+    FairnessError,
+    Forbidden,
+    NotFound,
+    PreconditionFailed,
+    RateLimited,
+    RuleConflict,
+    RuleForbidden,
+    RuleUnprocessable,
+    RuleViolation,
+    ServerError,
+    Unauthorized,
+    Unavailable,
+    Unprocessable,
+    error_for,
+)
+from api.client.fairness import FairnessReport, dealt_hands, deck_commitment, verify_fairness
+from api.client.models import (
+    ActionResult,
+    Deal,
+    Drawn,
+    Event,
+    EventPage,
+    Fairness,
+    GutsOptions,
+    HandHistory,
+    LeaveResult,
+    LobbyPage,
+    Odds,
+    PaiuteOptions,
+    Pending,
+    RankedHand,
+    Readiness,
+    SeatState,
+    Table,
+    TableOptions,
+    TableSummary,
+    You,
+)
+from api.client.sse import EventStream
+from api.client.transport import RetryPolicy, new_idempotency_key
+
+__all__ = [
+    "RULE_CODES",
+    "ActionResult",
+    "BadRequest",
+    "CardroomError",
+    "Client",
+    "Conflict",
+    "ConnectionFailed",
+    "Deal",
+    "Drawn",
+    "Event",
+    "EventPage",
+    "EventStream",
+    "Fairness",
+    "FairnessError",
+    "FairnessReport",
+    "Forbidden",
+    "GutsOptions",
+    "HandHistory",
+    "LeaveResult",
+    "LobbyPage",
+    "NotFound",
+    "Odds",
+    "PaiuteOptions",
+    "Pending",
+    "PreconditionFailed",
+    "RankedHand",
+    "RateLimited",
+    "Readiness",
+    "RetryPolicy",
+    "RuleConflict",
+    "RuleForbidden",
+    "RuleUnprocessable",
+    "RuleViolation",
+    "Seat",
+    "SeatState",
+    "ServerError",
+    "Table",
+    "TableOptions",
+    "TableSummary",
+    "Unauthorized",
+    "Unavailable",
+    "Unprocessable",
+    "You",
+    "dealt_hands",
+    "deck_commitment",
+    "error_for",
+    "new_idempotency_key",
+    "verify_fairness",
+]

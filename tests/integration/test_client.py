@@ -1,0 +1,638 @@
+"""The Python SDK (`api.client`) against a real gateway over real HTTP.
+
+The gateway is served by werkzeug's threaded server on a free loopback port, with the
+session's Redis and evaluator (or ones a test stops and starts). Network failures are
+made by a small TCP relay between the SDK and the gateway that can lose an answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import httpx
+import pytest
+from werkzeug.serving import make_server
+
+from api import create_app
+from api.client import (
+    CardroomError,
+    Client,
+    Conflict,
+    ConnectionFailed,
+    Event,
+    FairnessError,
+    GutsOptions,
+    NotFound,
+    PaiuteOptions,
+    PreconditionFailed,
+    RetryPolicy,
+    RuleConflict,
+    RuleViolation,
+    Seat,
+    Unauthorized,
+    Unavailable,
+    Unprocessable,
+    deck_commitment,
+    error_for,
+    verify_fairness,
+)
+from api.client.models import Fairness, HandHistory
+from deploy.demo import choose_discard
+from evaluator.server import EvaluatorServer, create_server
+from tests.conftest import RedisProcess, free_port
+from tests.integration.conftest import gateway_settings
+
+STREAM_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def serve(redis_url: str, evaluator_address: str, **overrides: Any) -> Iterator[str]:
+    """A gateway with its clock on a free loopback port; its base URL."""
+    settings = gateway_settings(
+        redis_url, evaluator_address, stream_max_seconds=STREAM_SECONDS, **overrides
+    )
+    app = create_app(settings)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="sdk-gateway", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(10)
+        clock = app.extensions.get("cardroom.clock")
+        if clock is not None:
+            clock.stop()
+        app.extensions["cardroom.service"].evaluator.close()
+
+
+@pytest.fixture
+def client(redis_url: str, evaluator_address: str) -> Iterator[Client]:
+    """An SDK client of a fresh gateway on the session's Redis and evaluator."""
+    with serve(redis_url, evaluator_address) as url, Client(url, timeout=20) as sdk:
+        yield sdk
+
+
+def wait_for(predicate: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
+    """Poll until `predicate` holds; fail after a generous deadline."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def deal_end(client: Client, table_id: str, after: int, hand_number: int) -> tuple[Event, int]:
+    """Long-poll until deal `hand_number` ends; that event and the cursor after it."""
+    deadline = time.monotonic() + 60
+    cursor = after
+    while time.monotonic() < deadline:
+        page = client.events(table_id, after=cursor, wait=5)
+        for item in page.events:
+            if item.type == "deal_ended" and item.data["hand_number"] == hand_number:
+                return item, page.next
+        cursor = page.next
+    raise AssertionError(f"deal {hand_number} did not end")
+
+
+# ---------------------------------------------------------------- whole deals
+
+
+def test_a_whole_guts_deal_through_the_sdk(client: Client) -> None:
+    assert client.health()
+    ready = client.readiness()
+    assert (ready.ready, ready.redis, ready.evaluator) == (True, "ok", "ok")
+    options = GutsOptions(cards=3, ante=2, turn_seconds=120, deal_pause_seconds=60)
+    table = client.create_table(options, name="sdk guts")
+    assert (table.game, table.name, table.phase, table.options["ante"]) == (
+        "guts",
+        "sdk guts",
+        "waiting",
+        2,
+    )
+    seats = [client.take_seat(table.id, name, 100) for name in ("ann", "bo", "cy")]
+    assert [seat.number for seat in seats] == [1, 2, 3]
+    assert seats[0].joined is not None
+    assert seats[0].joined.you is not None
+    assert "token" not in repr(seats[0])
+    assert seats[0].token not in repr(seats[0])
+    before = client.table(table.id)
+    assert client.table_if_changed(table.id, before) is None
+    started = seats[0].start()
+    assert any(item.type == "deal_started" for item in started.events)
+    view = client.table(table.id)
+    assert view.deal is not None
+    assert view.pending is not None
+    assert view.pending.action == "declare"
+    assert set(view.pending.seats) == {1, 2, 3}
+    assert view.you is None
+    assert view.seats[1].in_hand
+    announced = view.deal.commitment
+    changed = client.table_if_changed(table.id, before.etag)
+    assert changed is not None
+    assert changed.version > before.version
+    with pytest.raises(PreconditionFailed) as stale:
+        seats[0].declare("in", if_match=before)
+    assert stale.value.code == "stale_version"
+    dealt: dict[int, tuple[str, ...]] = {}
+    for seat in seats:
+        mine = seat.table()
+        assert mine.you is not None
+        assert mine.you.cards is not None
+        assert mine.you.seat == seat.number
+        dealt[seat.number] = mine.you.cards
+    odds = client.odds("guts3", " ".join(dealt[2]), 2, samples=2000, seed=7)
+    assert 0 <= odds.win <= 1
+    assert odds.samples > 0
+    ranked = client.evaluate("guts3", [" ".join(dealt[1]), " ".join(dealt[2])])
+    assert [hand.hand for hand in ranked] == [" ".join(dealt[1]), " ".join(dealt[2])]
+    cursor = 0
+    seats[0].declare("in", if_match=view)
+    seats[1].declare("in")
+    result = seats[2].declare("out")
+    assert result.table.you is not None
+    assert result.table.you.declaration == "out"
+    ended, cursor = deal_end(client, table.id, cursor, view.hand_number)
+    assert ended.data["outcome"] in ("won", "split")
+    history = client.hand(table.id, view.hand_number)
+    assert history.showdown is not None
+    assert set(history.showdown["hands"]) == {"1", "2"}
+    report = verify_fairness(history, announced=announced, dealt=dealt)
+    assert report.commitment == announced
+    assert any("announced" in check for check in report.checks)
+    assert any("2 hand(s) shown" in check for check in report.checks)
+    mine = seats[0].hand(view.hand_number)
+    assert any(item.type == "cards_dealt" and item.private for item in mine.events)
+    assert client.verify_hand(table.id, view.hand_number, seat=seats[0], announced=announced)
+    after = client.table(table.id)
+    assert sum(s.stack for s in after.seats.values()) + after.pot + after.reserve == 300
+    for seat in seats:
+        gone = seat.leave()
+        assert gone.left
+        assert gone.cashed_out is not None
+    with pytest.raises(Unauthorized):
+        seats[0].table()
+
+
+def test_the_lobby_iterates_every_page(client: Client) -> None:
+    made = [client.create_table(name=f"lobby {n}").id for n in range(5)]
+    made.append(client.create_table(PaiuteOptions(ante=3), name="lobby paiute").id)
+    listed = [summary.id for summary in client.lobby(page_size=2)]
+    assert listed == list(reversed(made))
+    first = client.lobby_page(limit=4)
+    assert len(first.tables) == 4
+    assert first.next_cursor is not None
+    assert first.tables[0].game == "paiute"
+    assert first.tables[0].options["ante"] == 3
+
+
+def play_paiute_turn(seat: Seat, wild_rank: int) -> str:
+    """Draw from the stock; call with a winning combination, else discard."""
+    seat.draw("stock")
+    mine = seat.table()
+    assert mine.you is not None
+    assert mine.you.cards is not None
+    assert mine.you.drawn is not None
+    cards = list(mine.you.cards)
+    (best,) = seat.client.evaluate("paiute", [" ".join(cards)], wild_rank=wild_rank)
+    if best.strength > 0:
+        shown = [card for card in cards if card != best.leftover]
+        with contextlib.suppress(RuleViolation):
+            seat.call(shown, best.leftover)
+            return "call"
+    discard = choose_discard(cards, wild_rank)
+    seat.discard(discard)
+    return "discard"
+
+
+def test_a_whole_paiute_deal_through_the_sdk(client: Client) -> None:
+    table = client.create_table(
+        PaiuteOptions(ante=1, turn_seconds=120, deal_pause_seconds=60, max_reshuffles=1)
+    )
+    seats = {s.number: s for s in (client.take_seat(table.id, n, 50) for n in ("ann", "bo"))}
+    seats[1].start()
+    view = client.table(table.id)
+    assert view.deal is not None
+    assert view.deal.wild_rank is not None
+    assert view.deal.stock_size == 52 - 10 - 2
+    assert view.deal.discard_top is not None
+    announced, wild_rank = view.deal.commitment, view.deal.wild_rank
+    dealt = {n: seat.table().you.cards for n, seat in seats.items()}
+    moves = []
+    while True:
+        now = client.table(table.id)
+        if now.hand_number != view.hand_number or now.phase not in ("playing", "last_turns"):
+            break
+        assert now.pending is not None
+        assert now.pending.action == "draw"
+        moves.append(play_paiute_turn(seats[now.pending.seats[0]], wild_rank))
+        assert len(moves) < 200
+    ended, _ = deal_end(client, table.id, 0, view.hand_number)
+    assert ended.data["outcome"] in ("won", "split", "void")
+    assert ("call" in moves) == (ended.data["outcome"] != "void")
+    history = client.hand(table.id, view.hand_number)
+    report = verify_fairness(history, announced=announced, dealt=dealt)
+    assert any("wild card" in check for check in report.checks)
+
+
+# ---------------------------------------------------------------- server-sent events
+
+
+def test_the_event_stream_reconnects_and_resumes_after_the_last_event(client: Client) -> None:
+    table = client.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))
+    ann = client.take_seat(table.id, "ann", 100)
+    received: list[Event] = []
+    private: list[Event] = []
+    watching = client.stream(table.id, reconnect_delay=0.05)
+    mine = ann.stream(reconnect_delay=0.05)
+
+    def watch(stream: Any, into: list[Event]) -> None:
+        with contextlib.suppress(CardroomError), stream:
+            for item in stream:
+                into.append(item)
+
+    threads = [
+        threading.Thread(target=watch, args=(watching, received), daemon=True),
+        threading.Thread(target=watch, args=(mine, private), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    wait_for(lambda: len(received) >= 2, "the first events")
+    # the gateway ends each stream after STREAM_SECONDS; the SDK must come back
+    wait_for(lambda: watching.reconnects >= 1 and mine.reconnects >= 1, "a reconnect")
+    bo = client.take_seat(table.id, "bo", 100)
+    ann.start()
+    ann.declare("in")
+    wait_for(lambda: any(e.type == "declared" for e in received), "the declaration")
+    reconnects = watching.reconnects
+    wait_for(lambda: watching.reconnects > reconnects, "a second reconnect")
+    bo.declare("out")
+    wait_for(lambda: any(e.type == "deal_ended" for e in received), "the end of the deal")
+    wait_for(lambda: any(e.type == "deal_ended" for e in private), "ann's end of the deal")
+    watching.close()
+    mine.close()
+    for thread in threads:
+        thread.join(10)
+    everything = client.events(table.id).events
+    upto = received[-1].id
+    assert [e.id for e in received] == [e.id for e in everything if e.id <= upto]
+    assert received == [e for e in everything if e.id <= upto]
+    assert not any(e.private for e in received)
+    dealt = [e for e in private if e.type == "cards_dealt"]
+    assert len(dealt) == 1
+    assert dealt[0].data["seat"] == ann.number
+    ids = [e.id for e in private]
+    assert ids == sorted(set(ids))
+    assert watching.last_event_id == received[-1].id
+    with client.stream(table.id, until=time.monotonic() + 1) as bounded:
+        replayed = list(bounded)  # ends by itself, with the whole log so far
+    assert replayed == client.events(table.id).events
+
+
+# ---------------------------------------------------------------- fairness
+
+
+def test_a_tampered_history_fails_the_fairness_check(client: Client) -> None:
+    table = client.create_table(GutsOptions(deal_pause_seconds=60, turn_seconds=120))
+    ann, bo = client.take_seat(table.id, "ann", 100), client.take_seat(table.id, "bo", 100)
+    ann.start()
+    announced = client.table(table.id).deal.commitment
+    dealt = {ann.number: ann.table().you.cards}
+    ann.declare("in")
+    bo.declare("in")
+    deal_end(client, table.id, 0, 1)
+    history = ann.hand(1)
+    verify_fairness(history, announced=announced, dealt=dealt)
+    proof = history.fairness
+    deck = list(proof.deck)
+
+    def tampered(**changes: Any) -> HandHistory:
+        return replace(history, fairness=replace(proof, **changes))
+
+    with pytest.raises(FairnessError, match="history says"):
+        verify_fairness(tampered(deck=(deck[1], deck[0], *deck[2:])))
+    with pytest.raises(FairnessError, match="history says"):
+        verify_fairness(tampered(salt=proof.salt + "0"))
+    with pytest.raises(FairnessError, match="52 cards"):
+        verify_fairness(tampered(deck=(deck[0], *deck[:-1])))
+    with pytest.raises(FairnessError, match="announced"):
+        verify_fairness(history, announced="0" * 64)
+    forged = (deck[1], deck[0], *deck[2:])
+    rehashed = tampered(deck=forged, commitment=deck_commitment(forged, proof.salt))
+    with pytest.raises(FairnessError, match="deal_started"):
+        verify_fairness(rehashed)
+    other = dealt[ann.number]
+    wrong = {ann.number: (deck[51], *other[1:])}
+    with pytest.raises(FairnessError, match="deck dealt it"):
+        verify_fairness(history, dealt=wrong)
+
+
+def test_a_paiute_wild_card_that_is_not_the_decks_next_card_fails() -> None:
+    deck = tuple(rank + suit for rank in "23456789TJQKA" for suit in "cdhs")
+    commitment = deck_commitment(deck, "ab")
+    started = Event(1, "deal_started", {"commitment": commitment, "players": [2, 1]}, 0.0, 1)
+    wild = Event(2, "wild_card", {"card": deck[10], "rank": 4}, 0.0, 1)
+    history = HandHistory(
+        "t",
+        1,
+        1,
+        1,
+        "void",
+        [started, wild],
+        None,
+        [],
+        Fairness(commitment, deck, "ab", ""),
+        None,
+        {},
+    )
+    report = verify_fairness(history, dealt={2: deck[0:10:2], 1: deck[1:10:2]})
+    assert report.commitment == commitment
+    with pytest.raises(FairnessError, match="wild"):
+        verify_fairness(replace(history, wild_card=deck[11]))
+    with pytest.raises(FairnessError, match="deck dealt it"):
+        verify_fairness(history, dealt={2: deck[1:10:2]})
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_errors_are_exceptions_with_their_problem_codes(client: Client) -> None:
+    with pytest.raises(NotFound) as missing:
+        client.table("nosuchtable")
+    assert (missing.value.status, missing.value.code) == (404, "table_not_found")
+    assert isinstance(missing.value, error_for("table_not_found"))
+    assert "table_not_found" in str(missing.value)
+    with pytest.raises(error_for("invalid_option")) as bad:
+        client.create_table(GutsOptions(min_players=5, max_players=3))
+    assert isinstance(bad.value, Unprocessable)
+    assert bad.value.status == 422
+    with pytest.raises(Unprocessable) as field:
+        client.create_table(GutsOptions(ante=0))
+    assert field.value.field == "ante"
+    assert field.value.title
+    table = client.create_table()
+    ann = client.take_seat(table.id, "ann", 100)
+    with pytest.raises(RuleConflict) as lonely:
+        ann.start()
+    assert lonely.value.code == "not_enough_players"
+    assert isinstance(lonely.value, RuleViolation)
+    assert isinstance(lonely.value, Conflict)
+    with pytest.raises(error_for("name_taken")):
+        client.take_seat(table.id, "ANN", 100)
+    with pytest.raises(Unprocessable) as buy_in:
+        client.take_seat(table.id, "bo", 5)
+    assert buy_in.value.code == "invalid_buy_in"
+    impostor = client.seat(table.id, ann.number, "00" * 32)
+    with pytest.raises(Unauthorized) as token:
+        impostor.start()
+    assert token.value.code == "invalid_token"
+    with pytest.raises(Unprocessable) as move:
+        ann.draw("stock")
+    assert move.value.code == "unsupported_action"
+    assert move.value.field == "action"
+    client.take_seat(table.id, "bo", 100, idempotency_key="same-key")
+    with pytest.raises(Conflict) as reused:
+        client.take_seat(table.id, "cy", 100, idempotency_key="same-key")
+    assert reused.value.code == "idempotency_key_reused"
+    with pytest.raises(error_for("hand_not_found")):
+        client.hand(table.id, 1)
+
+
+# ---------------------------------------------------------------- retries
+
+
+class Evaluator:
+    """An evaluator on a fixed loopback port that a test stops and starts."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.server: EvaluatorServer | None = None
+
+    def start(self) -> None:
+        self.server = create_server(f"127.0.0.1:{self.port}")
+        self.server.start()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop(grace=0)
+            self.server = None
+
+
+class KeyLog:
+    """The Idempotency-Key of every request sent, by path (an httpx event hook)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, str | None]] = []
+
+    def __call__(self, request: httpx.Request) -> None:
+        key = request.headers.get("Idempotency-Key")
+        self.sent.append((request.method, request.url.path, key))
+
+    def keys(self, method: str, suffix: str) -> list[str | None]:
+        return [key for m, path, key in self.sent if m == method and path.endswith(suffix)]
+
+
+def test_a_503_is_retried_with_the_same_key_and_the_move_happens_once(redis_url: str) -> None:
+    evaluator = Evaluator()
+    evaluator.start()
+    log = KeyLog()
+    refusals: list[CardroomError] = []
+
+    def back_again(attempt: int, error: CardroomError, pause: float) -> None:
+        refusals.append(error)
+        if attempt == 1:
+            evaluator.start()
+
+    retry = RetryPolicy(attempts=8, deadline=60, on_retry=back_again)
+    try:
+        with (
+            serve(redis_url, f"127.0.0.1:{evaluator.port}", evaluator_timeout=0.5) as url,
+            Client(url, retry=retry, event_hooks={"request": [log]}) as sdk,
+        ):
+            table = sdk.create_table(GutsOptions(deal_pause_seconds=60, turn_seconds=120))
+            ann, bo = sdk.take_seat(table.id, "ann", 100), sdk.take_seat(table.id, "bo", 100)
+            ann.start()
+            ann.declare("in")
+            evaluator.stop()
+            done = bo.declare("in")  # completes the showdown: needs the evaluator
+            assert done.table.phase == "between_deals"
+            assert refusals
+            assert refusals[0].code == "evaluator_unavailable"
+            assert all(isinstance(e, Unavailable) and e.retry_after for e in refusals)
+            keys = log.keys("POST", "/actions")[-len(refusals) - 1 :]
+            assert len(set(keys)) == 1
+            assert keys[0]
+            events = sdk.events(table.id).events
+            declared = [e for e in events if e.type == "declared" and e.data["seat"] == bo.number]
+            assert len(declared) == 1
+            assert sum(1 for e in events if e.type == "deal_ended") == 1
+    finally:
+        evaluator.stop()
+
+
+def test_a_store_outage_is_retried_until_redis_is_back(
+    tmp_path: Any, evaluator_address: str
+) -> None:
+    redis = RedisProcess(str(tmp_path))
+    redis.start()
+    log = KeyLog()
+    codes: list[str] = []
+
+    def restart(attempt: int, error: CardroomError, pause: float) -> None:
+        codes.append(error.code)
+        if attempt == 1:
+            redis.start()
+
+    try:
+        with (
+            serve(redis.url, evaluator_address, clock=False) as url,
+            Client(url, retry=RetryPolicy(deadline=60, on_retry=restart)) as sdk,
+        ):
+            sdk.transport.http.event_hooks["request"].append(log)
+            redis.stop()
+            down = sdk.readiness()
+            assert (down.ready, down.redis) == (False, "unavailable")
+            table = sdk.create_table(name="after the outage")
+            assert codes == ["store_unavailable"]
+            keys = log.keys("POST", "/v1/tables")
+            assert len(keys) == 2
+            assert keys[0] == keys[1]
+            assert keys[0]
+            assert [t.id for t in sdk.lobby()] == [table.id]
+    finally:
+        redis.stop()
+
+
+class Relay:
+    """A TCP relay to the gateway that can lose the next answer or refuse connections."""
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.port = free_port()
+        self.lose_next_answer = threading.Event()
+        self.lost = 0
+        self.listener: socket.socket | None = None
+        self.open()
+
+    def open(self) -> None:
+        listener = socket.create_server(("127.0.0.1", self.port))
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def shut(self) -> None:
+        if self.listener is not None:
+            # shutdown wakes the thread blocked in accept(); close alone would not
+            with contextlib.suppress(OSError):
+                self.listener.shutdown(socket.SHUT_RDWR)
+            self.listener.close()
+            self.listener = None
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                downstream, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            for source, sink, answers in (
+                (downstream, upstream, False),
+                (upstream, downstream, True),
+            ):
+                threading.Thread(
+                    target=self._pump,
+                    args=(source, sink, answers, (downstream, upstream)),
+                    daemon=True,
+                ).start()
+
+    def _pump(
+        self,
+        source: socket.socket,
+        sink: socket.socket,
+        answers: bool,
+        both: tuple[socket.socket, ...],
+    ) -> None:
+        try:
+            while data := source.recv(65536):
+                if answers and self.lose_next_answer.is_set():
+                    self.lose_next_answer.clear()
+                    self.lost += 1
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in both:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+
+def test_a_lost_answer_is_retried_and_replayed_not_repeated(
+    redis_url: str, evaluator_address: str
+) -> None:
+    log = KeyLog()
+    with serve(redis_url, evaluator_address) as url:
+        relay = Relay(int(url.rpartition(":")[2]))
+        try:
+            with Client(
+                f"http://127.0.0.1:{relay.port}",
+                retry=RetryPolicy(backoff=0.05),
+                event_hooks={"request": [log]},
+            ) as sdk:
+                table = sdk.create_table(GutsOptions(deal_pause_seconds=60, turn_seconds=120))
+                ann = sdk.take_seat(table.id, "ann", 100)
+                relay.lose_next_answer.set()
+                bo = sdk.take_seat(table.id, "bo", 100)  # the first answer never arrives
+                assert relay.lost == 1
+                assert bo.table().you is not None  # the replayed grant holds the same token
+                ann.start()
+                relay.lose_next_answer.set()
+                declared = ann.declare("in")
+                assert relay.lost == 2
+                assert declared.replayed
+                keys = log.keys("POST", "/actions")[-2:]
+                assert keys[0] == keys[1]
+                events = sdk.events(table.id).events
+                assert sum(1 for e in events if e.type == "seated") == 2
+                assert sum(1 for e in events if e.type == "declared") == 1
+                relay.shut()
+                reopened: list[int] = []
+
+                def reopen(attempt: int, error: CardroomError, pause: float) -> None:
+                    assert isinstance(error, ConnectionFailed)
+                    assert error.status is None
+                    reopened.append(attempt)
+                    if attempt == 2:
+                        relay.open()
+
+                sdk.transport.http.close()
+            with Client(
+                f"http://127.0.0.1:{relay.port}", retry=RetryPolicy(backoff=0.05, on_retry=reopen)
+            ) as fresh:
+                assert fresh.table(table.id).id == table.id
+                assert reopened == [1, 2]
+        finally:
+            relay.shut()
+    with Client(f"http://127.0.0.1:{free_port()}", retry=RetryPolicy(attempts=2)) as nowhere:
+        with pytest.raises(ConnectionFailed) as refused:
+            nowhere.health()
+        assert refused.value.code == "connection_failed"
+        assert refused.value.status is None
+
+
+def test_the_sdk_imports_nothing_of_the_gateway() -> None:
+    probe = (
+        "import sys, api.client; "
+        "print(sorted(m for m in ('flask', 'redis', 'grpc', 'werkzeug', 'api.tables', "
+        "'api.store', 'api.games') if m in sys.modules))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert found.stdout.strip() == "[]"
