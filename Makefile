@@ -8,7 +8,8 @@ PROTO_DIR := protos
 PROTO_SRC := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator.proto
 PROTO_OUT := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator_pb2_grpc.py
 
-.PHONY: all install protos run test test-fast lint bench bench-evaluator loadtest demo clean
+.PHONY: all install protos run test test-fast lint bench bench-evaluator bench-gateway \
+	loadtest loadtest-evaluator demo clean
 
 all: test
 
@@ -47,12 +48,25 @@ lint: protos
 	$(BIN)/mypy api evaluator deploy
 	$(BIN)/python -m deploy.validate
 
-bench: bench-evaluator
+bench: bench-evaluator bench-gateway
 
 bench-evaluator: protos
 	$(BIN)/python -m bench.evaluator_bench
 
+# ARGS: --quick, --scaling (1/2/4 workers, gthread and gevent), --profile (pyinstrument)
+bench-gateway: protos
+	$(BIN)/python -m bench.gateway_bench $(ARGS)
+
+# locust players against a running gateway (`make run`); start it with RATE_LIMIT_PER_ADDRESS=0
+HOST ?= http://127.0.0.1:8000
+USERS ?= 20
+SPAWN_RATE ?= 5
+DURATION ?= 60s
 loadtest: protos
+	$(BIN)/locust -f bench/locustfile.py --headless --host $(HOST) --users $(USERS) \
+		--spawn-rate $(SPAWN_RATE) --run-time $(DURATION) --stop-timeout 10 $(ARGS)
+
+loadtest-evaluator: protos
 	$(BIN)/python -m evaluator.loadtest $(ARGS)
 
 demo: protos

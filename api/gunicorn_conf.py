@@ -4,6 +4,11 @@ Threaded workers (`gthread`): long polls and event streams hold a thread each wh
 they wait, so each worker runs `GATEWAY_THREADS` of them. SIGTERM lets requests in
 flight finish for up to `GATEWAY_GRACEFUL_TIMEOUT` seconds (a move is one Redis
 script, so it is never cut in half).
+
+`GATEWAY_WORKER_CLASS=gevent` runs each worker as one gevent loop instead: a waiting
+stream or long poll then costs a greenlet, not a thread, and a worker holds up to
+`GATEWAY_WORKER_CONNECTIONS` of them. gRPC is made cooperative right after the worker
+patches the standard library and before the app opens its evaluator channel.
 """
 
 from __future__ import annotations
@@ -12,7 +17,11 @@ import os
 
 bind = os.environ.get("GATEWAY_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("GATEWAY_WORKERS", "2"))
-worker_class = "gthread"
+WORKER_CLASSES = ("gthread", "gevent")
+worker_class = os.environ.get("GATEWAY_WORKER_CLASS", "gthread").strip() or "gthread"
+if worker_class not in WORKER_CLASSES:
+    raise ValueError(f"GATEWAY_WORKER_CLASS={worker_class!r} is not one of {WORKER_CLASSES}")
+worker_connections = int(os.environ.get("GATEWAY_WORKER_CONNECTIONS", "1000"))
 threads = int(os.environ.get("GATEWAY_THREADS", "32"))
 timeout = int(os.environ.get("GATEWAY_TIMEOUT", "60"))
 graceful_timeout = int(os.environ.get("GATEWAY_GRACEFUL_TIMEOUT", "20"))
@@ -24,3 +33,16 @@ errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 certfile = os.environ.get("GATEWAY_TLS_CERT") or None
 keyfile = os.environ.get("GATEWAY_TLS_KEY") or None
+
+
+def post_fork(server: object, worker: object) -> None:
+    """In a gevent worker, patch the standard library and make gRPC cooperative."""
+    if worker_class == "gevent":
+        # gunicorn patches later, in the worker's init; grpc must be set up after the
+        # patch and before any channel exists, and the app builds its channel on load
+        from gevent import monkey
+
+        monkey.patch_all()
+        import grpc.experimental.gevent
+
+        grpc.experimental.gevent.init_gevent()

@@ -1,0 +1,661 @@
+"""`make bench-gateway`: the gateway's speed, measured against its own trivial endpoint.
+
+Starts a private redis-server, the evaluator and gunicorn (clock on, rate limits off)
+on free loopback ports, and measures in one run, each figure the median of `--rounds`
+rounds with the range:
+
+- requests/s, p50 and p99 of `GET /healthz` (the baseline), of reading a table as a
+  seat, of a `declare` that does not end the deal and of the `declare` that settles
+  it (a showdown through the evaluator), from 32 keep-alive clients;
+- whole 5-player Guts deals/s with 32 tables played at once by 32 clients, each deal
+  from `deal_started` through five declarations to the settled pot (`deal_ended`),
+  the next deal started by the clock; with the p50/p99 of those moves and of the time
+  from sending a move to its event reaching a server-sent-events watcher;
+- Redis commands per kind of move (MONITOR, in process, on a Redis of its own);
+- Redis memory per table and per deal of history, and moves/s with 10, 1,000 and
+  10,000 live tables;
+- the CPU each process used, the load generator's included.
+
+`--scaling` adds the same measurements with 1, 2 and 4 workers of each worker class
+that suits long-lived streams (gthread, gevent); `--profile` profiles a move and a
+showdown in process with pyinstrument; `--quick` is a short run. Results are written
+as JSON to bench/results/gateway.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import multiprocessing
+import os
+import random
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.gateway_http import Connection, Seat
+from bench.gateway_load import JobResult, Request, play_deals, run_requests
+from bench.service import GatewayConfig, Service, cpu_seconds
+
+RESULTS = Path(__file__).parent / "results"
+CLIENTS = 32
+PLAYERS = 5
+BUY_IN = 100_000
+# long deadlines (a declaration is always in time), no pause between deals (the clock
+# deals the next one at its next tick), a cap so that nobody runs out of chips
+GUTS_OPTIONS: dict[str, Any] = {
+    "ante": 1,
+    "cap": 10,
+    "turn_seconds": 3600,
+    "deal_pause_seconds": 0,
+    "min_buy_in": 100,
+    "max_buy_in": 1_000_000,
+    "max_players": PLAYERS,
+}
+TARGETS = {
+    "move_vs_trivial": 0.5,
+    "deals_per_second": 150.0,
+    "move_p99_ms": 50.0,
+    "delivery_p99_ms": 50.0,
+}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How long and how much each part of a run measures."""
+
+    rounds: int
+    seconds: float  # per timed round
+    tables_per_client: int  # for the declare rounds
+    deal_window: float  # seconds per round of the deals run
+    growth_levels: tuple[int, ...]
+    growth_window: float
+
+
+FULL = Plan(5, 2.0, 4, 3.0, (10, 1_000, 10_000), 2.0)
+QUICK = Plan(5, 0.6, 2, 1.0, (10, 1_000), 0.8)
+
+
+# --------------------------------------------------------------------- statistics
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The nearest-rank percentile of `values` (0 when there are none)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+
+
+def spread(values: list[float]) -> dict[str, Any]:
+    """Median, range and every round's value."""
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "rounds": values,
+    }
+
+
+class Load:
+    """Two load processes (spawned, so they share nothing with this one) and their jobs."""
+
+    def __init__(self, processes: int = 2) -> None:
+        """Start the processes."""
+        self.processes = processes
+        self.pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+        list(self.pool.map(time.sleep, [0.0] * processes))  # import everything once
+
+    def _split(self, items: list[Any]) -> list[list[Any]]:
+        return [items[i :: self.processes] for i in range(self.processes)]
+
+    def requests(self, url: str, plans: list[list[Request]], duration: float | None) -> JobResult:
+        """Run the plans (one thread each) spread over the processes."""
+        start_at = time.monotonic() + 0.5
+        futures = [
+            self.pool.submit(run_requests, url, part, start_at, duration)
+            for part in self._split(plans)
+            if part
+        ]
+        return _merged(future.result() for future in futures)
+
+    def deals(self, url: str, tables: list[tuple[str, list[Seat]]], duration: float) -> JobResult:
+        """Play deals on these tables (one player and one watcher each) for `duration` s."""
+        start_at = time.monotonic() + 1.0
+        futures = [
+            self.pool.submit(play_deals, url, part, start_at, duration, seed)
+            for seed, part in enumerate(self._split(tables))
+            if part
+        ]
+        return _merged(future.result() for future in futures)
+
+    def close(self) -> None:
+        """Stop the processes."""
+        self.pool.shutdown()
+
+
+def _merged(results: Iterator[JobResult]) -> JobResult:
+    total = JobResult()
+    for result in results:
+        total.merge(result)
+    return total
+
+
+class CpuMeter:
+    """CPU seconds used by the service's processes between `start` and `stop`."""
+
+    def __init__(self, service: Service) -> None:
+        """Meter this service."""
+        self.service = service
+        self.before: dict[str, float] = {}
+        self.started = 0.0
+
+    def start(self) -> None:
+        """Take the first reading."""
+        self.before = {role: cpu_seconds(pids) for role, pids in self.service.pids().items()}
+        self.started = time.monotonic()
+
+    def stop(self, load_cpu: float) -> dict[str, float]:
+        """Cores used on average by each role since `start` (1.0 is one core)."""
+        wall = time.monotonic() - self.started
+        used = {
+            role: (cpu_seconds(pids) - self.before.get(role, 0.0)) / wall
+            for role, pids in self.service.pids().items()
+        }
+        used["load generator"] = load_cpu / wall
+        return used
+
+
+# --------------------------------------------------------------------- tables
+
+
+def guts_tables(url: str, count: int) -> list[tuple[str, list[Seat]]]:
+    """`count` fresh 5-seat Guts tables, through the Python SDK (setup, not measured)."""
+    from api.client import Client, GutsOptions
+
+    def one(_: int) -> tuple[str, list[Seat]]:
+        table = client.create_table(GutsOptions(**GUTS_OPTIONS))
+        seats = [client.take_seat(table.id, f"p{i}", BUY_IN) for i in range(PLAYERS)]
+        return table.id, [Seat(seat.number, seat.token) for seat in seats]
+
+    with Client(url, timeout=60) as client, ThreadPoolExecutor(8) as pool:
+        return list(pool.map(one, range(count)))
+
+
+def start_all(url: str, tables: list[tuple[str, list[Seat]]]) -> None:
+    """Start the first deal of every table."""
+    conn = Connection(url)
+    for table_id, seats in tables:
+        conn.expect("POST", f"/v1/tables/{table_id}/actions", {"action": "start"}, seats[0].token)
+    conn.close()
+
+
+def wait_for_deal(url: str, tables: list[tuple[str, list[Seat]]], hand: int) -> None:
+    """Wait until every table is declaring deal `hand` (the clock deals it)."""
+    conn = Connection(url)
+    deadline = time.monotonic() + 60
+    for table_id, _ in tables:
+        while True:
+            view = conn.expect("GET", f"/v1/tables/{table_id}")
+            if view["hand_number"] >= hand and view["phase"] == "declaring":
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"table {table_id} did not reach deal {hand} in 60 s")
+            time.sleep(0.02)
+    conn.close()
+
+
+def _declare(table_id: str, seat: Seat, choice: str) -> Request:
+    return ("POST", f"/v1/tables/{table_id}/actions", {"action": "declare", "choice": choice},
+            seat.token)  # fmt: skip
+
+
+# --------------------------------------------------------------------- measurements
+
+
+def request_rounds(
+    service: Service, load: Load, plan: Plan, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """/healthz, table reads, declares and settling declares, interleaved in each round."""
+    url = service.url
+    tables = guts_tables(url, CLIENTS * plan.tables_per_client)
+    start_all(url, tables)
+    per_client = [tables[i::CLIENTS] for i in range(CLIENTS)]
+    rng = random.Random(7)
+    kinds = ("healthz", "read_table", "declare", "declare_settles")
+    rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+    p50s: dict[str, list[float]] = {kind: [] for kind in kinds}
+    p99s: dict[str, list[float]] = {kind: [] for kind in kinds}
+    cpu: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
+    errors: Counter[str] = Counter()
+    meter = CpuMeter(service)
+    for round_number in range(plan.rounds):
+        plans: dict[str, tuple[list[list[Request]], float | None]] = {
+            "healthz": ([[("GET", "/healthz", None, None)]] * CLIENTS, plan.seconds),
+            "read_table": (
+                [
+                    [("GET", f"/v1/tables/{t}", None, seats[0].token) for t, seats in mine]
+                    for mine in per_client
+                ],
+                plan.seconds,
+            ),
+            "declare": (
+                [
+                    [
+                        _declare(t, seats[i], "in" if i < 2 else rng.choice(("in", "out")))
+                        for i in range(PLAYERS - 1)
+                        for t, seats in mine
+                    ]
+                    for mine in per_client
+                ],
+                None,
+            ),
+            "declare_settles": (
+                [
+                    [
+                        _declare(t, seats[PLAYERS - 1], rng.choice(("in", "out")))
+                        for t, seats in mine
+                    ]
+                    for mine in per_client
+                ],
+                None,
+            ),
+        }
+        for kind in kinds:
+            plans_for, duration = plans[kind]
+            meter.start()
+            result = load.requests(url, plans_for, duration)
+            cpu[kind].append(meter.stop(result.cpu_seconds))
+            window = (
+                duration
+                if duration is not None
+                else max(1e-9, result.last_end - result.first_start)
+            )
+            latencies = [seconds for _, seconds in result.latencies]
+            rates[kind].append(len(latencies) / window)
+            p50s[kind].append(percentile(latencies, 0.5) * 1000)
+            p99s[kind].append(percentile(latencies, 0.99) * 1000)
+            errors.update({f"{kind}: {k}": v for k, v in result.errors.items()})
+        log(
+            f"  round {round_number + 1}: "
+            + ", ".join(f"{kind} {rates[kind][-1]:,.0f}/s" for kind in kinds)
+        )
+        wait_for_deal(url, tables, round_number + 2)
+    return {
+        kind: {
+            "requests_per_second": spread(rates[kind]),
+            "p50_ms": spread(p50s[kind]),
+            "p99_ms": spread(p99s[kind]),
+            "cores_used": {
+                role: statistics.median(sample[role] for sample in cpu[kind])
+                for role in cpu[kind][0]
+            },
+        }
+        for kind in kinds
+    } | {"errors": dict(errors), "tables": len(tables)}
+
+
+def deal_rounds(
+    service: Service, load: Load, tables_count: int, rounds: int, window: float
+) -> dict[str, Any]:
+    """Whole deals on `tables_count` tables at once, cut into `rounds` windows."""
+    url = service.url
+    tables = guts_tables(url, tables_count)
+    warmup = 1.0
+    meter = CpuMeter(service)
+    meter.start()
+    result = load.deals(url, tables, warmup + rounds * window)
+    cores = meter.stop(result.cpu_seconds)
+    begin = result.first_start + warmup
+    deals, moves, move_p50, move_p99, p50, p99, reply_p50, reply_p99 = ([] for _ in range(8))
+    for k in range(rounds):
+        low, high = begin + k * window, begin + (k + 1) * window
+
+        def inside(at: float, low: float = low, high: float = high) -> bool:
+            return low <= at < high
+
+        ended = sum(1 for at in result.deals_ended if inside(at))
+        latencies = [s for at, s in result.latencies if inside(at)]
+        delivered = [s for at, s in result.deliveries if inside(at)]
+        deals.append(ended / window)
+        moves.append(len(latencies) / window)
+        move_p50.append(percentile(latencies, 0.5) * 1000)
+        move_p99.append(percentile(latencies, 0.99) * 1000)
+        p50.append(percentile(delivered, 0.5) * 1000)
+        p99.append(percentile(delivered, 0.99) * 1000)
+        after = [s for at, s in result.after_reply if inside(at)]
+        reply_p50.append(percentile(after, 0.5) * 1000)
+        reply_p99.append(percentile(after, 0.99) * 1000)
+    return {
+        "tables": tables_count,
+        "deals_per_second": spread(deals),
+        "moves_per_second": spread(moves),
+        "move_p50_ms": spread(move_p50),
+        "move_p99_ms": spread(move_p99),
+        "delivery_p50_ms": spread(p50),
+        "delivery_p99_ms": spread(p99),
+        "delivery_after_reply_p50_ms": spread(reply_p50),
+        "delivery_after_reply_p99_ms": spread(reply_p99),
+        "cores_used": cores,
+        "errors": dict(result.errors),
+        "table_ids": [table_id for table_id, _ in tables],
+    }
+
+
+def table_memory(redis_url: str, table_ids: list[str]) -> dict[str, float]:
+    """Mean bytes per table (MEMORY USAGE of its keys) and deals played, over `table_ids`."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    totals, deals, hands = [], [], []
+    for table_id in table_ids:
+        keys = list(client.scan_iter(match=f"table:{{{table_id}}}*", count=1000))
+        sizes = {key.decode(): client.memory_usage(key, samples=0) or 0 for key in keys}
+        totals.append(sum(sizes.values()))
+        hands.append(sum(v for k, v in sizes.items() if ":hand:" in k))
+        state = client.hget(f"table:{{{table_id}}}", "state")
+        deals.append(json.loads(state or b"{}").get("hand_number", 0))
+    client.close()
+    return {
+        "bytes": statistics.mean(totals),
+        "deals": statistics.mean(deals),
+        "hand_history_bytes": statistics.mean(hands),
+    }
+
+
+def memory_costs(service: Service, played: list[str]) -> dict[str, float]:
+    """Bytes per fresh 5-seat table, and per deal of history (events and hand record)."""
+    fresh = [table_id for table_id, _ in guts_tables(service.url, 5)]
+    new = table_memory(service.redis.url, fresh)
+    old = table_memory(service.redis.url, played)
+    per_deal = (old["bytes"] - new["bytes"]) / max(1.0, old["deals"])
+    return {
+        "bytes_per_table": new["bytes"],
+        "bytes_per_deal": per_deal,
+        "hand_record_bytes_per_deal": old["hand_history_bytes"] / max(1.0, old["deals"]),
+        "deals_per_played_table": old["deals"],
+    }
+
+
+def grow(service: Service, load: Load, plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:
+    """Moves/s on 10 busy tables while the store holds 10, 1,000 and 10,000 live tables."""
+    import redis
+
+    from bench.gateway_inprocess import create_live_tables
+
+    client = redis.Redis.from_url(service.redis.url)
+    client.flushall()
+    busy = 10
+    results = {}
+    spawn = multiprocessing.get_context("spawn")
+    assert service.gateway is not None
+    for level in plan.growth_levels:
+        missing = level - busy - client.zcard("tables")
+        started = time.monotonic()
+        if missing > 0:
+            parts = [missing // 2, missing - missing // 2]
+            with ProcessPoolExecutor(2, mp_context=spawn) as pool:
+                list(
+                    pool.map(
+                        create_live_tables,
+                        [service.redis.url] * 2,
+                        [service.evaluator.address] * 2,
+                        parts,
+                        [1, 2],
+                    )
+                )
+        made = time.monotonic() - started
+        memory = int(client.info("memory")["used_memory"])
+        measured = deal_rounds(service, load, busy, plan.rounds, plan.growth_window)
+        results[str(level)] = {
+            "live_tables": int(client.zcard("tables")),
+            "seconds_to_create": made,
+            "used_memory": memory,
+            **{k: v for k, v in measured.items() if k != "table_ids"},
+        }
+        log(
+            f"  {results[str(level)]['live_tables']:,} live tables: "
+            f"{measured['moves_per_second']['median']:,.0f} moves/s, "
+            f"p99 {measured['move_p99_ms']['median']:.1f} ms"
+        )
+    client.close()
+    return results
+
+
+def scaling_configs() -> list[GatewayConfig]:
+    """The matrix: 1, 2 and 4 workers of gthread (64 threads in all) and of gevent."""
+    configs = [GatewayConfig(workers=w, threads=64 // w) for w in (1, 2, 4)]
+    configs += [GatewayConfig(workers=w, worker_class="gevent") for w in (1, 2, 4)]
+    return configs
+
+
+def scaling(service: Service, load: Load, plan: Plan, log: Callable[[str], None]) -> list[Any]:
+    """The request rounds and the deals with each configuration of the matrix."""
+    rows = []
+    small = Plan(plan.rounds, plan.seconds, max(1, plan.tables_per_client // 2), plan.deal_window,
+                 (), 0.0)  # fmt: skip
+    for config in scaling_configs():
+        log(f"scaling: {config.label}")
+        service.restart_gateway(config)
+        requests = request_rounds(service, load, small, lambda _: None)
+        deals = deal_rounds(service, load, CLIENTS, plan.rounds, plan.deal_window)
+        deals.pop("table_ids")
+        rows.append({"config": config.label, "requests": requests, "deals": deals})
+        log(
+            f"  healthz {requests['healthz']['requests_per_second']['median']:,.0f}/s, "
+            f"declare {requests['declare']['requests_per_second']['median']:,.0f}/s, "
+            f"{deals['deals_per_second']['median']:.1f} deals/s, "
+            f"delivery p99 {deals['delivery_p99_ms']['median']:.1f} ms"
+        )
+    return rows
+
+
+def sdk_overhead(url: str, calls: int = 300) -> dict[str, float]:
+    """Client CPU microseconds per sequential GET /healthz: raw http.client and the SDK."""
+    from api.client import Client
+
+    conn = Connection(url)
+    conn.call("GET", "/healthz")
+    started = time.process_time()
+    for _ in range(calls):
+        conn.call("GET", "/healthz")
+    raw = (time.process_time() - started) / calls
+    conn.close()
+    with Client(url) as client:
+        client.health()
+        started = time.process_time()
+        for _ in range(calls):
+            client.health()
+        sdk = (time.process_time() - started) / calls
+    return {"raw_http_us": raw * 1e6, "sdk_us": sdk * 1e6}
+
+
+# --------------------------------------------------------------------- report
+
+
+def _fmt(values: dict[str, Any], digits: int = 0) -> str:
+    return (
+        f"{values['median']:,.{digits}f} [{values['min']:,.{digits}f}-{values['max']:,.{digits}f}]"
+    )
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def report(results: dict[str, Any]) -> None:
+    """Print the tables of medians, ranges, ratios and targets."""
+    print(f"\nmedians [min-max] of {results['rounds']} rounds; {results['machine']}")
+    print(f"gateway: {results['gateway']}, clock every {results['clock_interval']} s")
+    basic = results["requests"]
+    base = basic["healthz"]["requests_per_second"]["median"]
+    print(f"\n{CLIENTS} keep-alive clients, closed loop")
+    print(f"{'request':34} {'requests/s':>24} {'x healthz':>9} {'p50 ms':>18} {'p99 ms':>20}")
+    labels = {
+        "healthz": "GET /healthz (baseline)",
+        "read_table": "GET /v1/tables/{id} as a seat",
+        "declare": "declare (not the last)",
+        "declare_settles": "declare that settles (showdown)",
+    }
+    for kind, label in labels.items():
+        row = basic[kind]
+        rate = row["requests_per_second"]
+        print(
+            f"{label:34} {_fmt(rate):>24} {rate['median'] / base:9.2f} "
+            f"{_fmt(row['p50_ms'], 1):>18} {_fmt(row['p99_ms'], 1):>20}"
+        )
+    ratio = basic["declare"]["requests_per_second"]["median"] / base
+    print(f"target: a move >= {TARGETS['move_vs_trivial']}x healthz: {ratio:.2f}, "
+          f"{_verdict(ratio >= TARGETS['move_vs_trivial'])}")  # fmt: skip
+    cores = basic["declare"]["cores_used"]
+    print(
+        "cores used during the declare rounds: "
+        + ", ".join(f"{role} {value:.2f}" for role, value in cores.items())
+    )
+    deals = results["deals"]
+    print(f"\nwhole 5-player Guts deals, {deals['tables']} tables played at once by 32 clients")
+    print(f"  deals/s            {_fmt(deals['deals_per_second'], 1)}")
+    print(f"  moves/s            {_fmt(deals['moves_per_second'])}")
+    print(
+        f"  move p50 / p99     {_fmt(deals['move_p50_ms'], 1)} / {_fmt(deals['move_p99_ms'], 1)} ms"
+    )
+    print(
+        f"  event delivery     p50 {_fmt(deals['delivery_p50_ms'], 1)} / "
+        f"p99 {_fmt(deals['delivery_p99_ms'], 1)} ms (move sent -> event at an SSE watcher)"
+    )
+    print(
+        f"  after the reply    p50 {_fmt(deals['delivery_after_reply_p50_ms'], 1)} / "
+        f"p99 {_fmt(deals['delivery_after_reply_p99_ms'], 1)} ms "
+        "(move's reply back -> event at the watcher)"
+    )
+    print("  cores used: " + ", ".join(f"{r} {v:.2f}" for r, v in deals["cores_used"].items()))
+    for name, key, target, higher in (
+        ("deals/s", "deals_per_second", TARGETS["deals_per_second"], True),
+        ("move p99 ms", "move_p99_ms", TARGETS["move_p99_ms"], False),
+        ("delivery p99 ms", "delivery_p99_ms", TARGETS["delivery_p99_ms"], False),
+    ):
+        value = deals[key]["median"]
+        ok = value >= target if higher else value <= target
+        sign = ">=" if higher else "<="
+        print(f"  target {name} {sign} {target:g}: {value:,.1f}, {_verdict(ok)}")
+    errors = {**basic["errors"], **deals["errors"]}
+    print(f"  unexpected answers: {errors or 'none'}")
+    print("\nRedis commands per move (MONITOR; commands the gateway sent, and run inside scripts)")
+    print(f"{'move':44} {'sent':>6} {'in scripts':>10}  commands sent")
+    for kind, row in results["redis_commands"].items():
+        names = ", ".join(f"{n} {v:g}" for n, v in row["by_command"].items())
+        print(f"{kind:44} {row['round_trips']:6.2f} {row['script_commands']:10.2f}  {names}")
+    memory = results["memory"]
+    print(
+        f"\nRedis memory: {memory['bytes_per_table']:,.0f} bytes per fresh 5-seat table, "
+        f"{memory['bytes_per_deal']:,.0f} bytes per deal of history "
+        f"({memory['hand_record_bytes_per_deal']:,.0f} of it the hand record)"
+    )
+    print("\nmoves on 10 busy tables with more live tables stored")
+    print(f"{'live tables':>12} {'moves/s':>22} {'move p99 ms':>22} {'used_memory':>14}")
+    for row in results["growth"].values():
+        print(
+            f"{row['live_tables']:>12,} {_fmt(row['moves_per_second']):>22} "
+            f"{_fmt(row['move_p99_ms'], 1):>22} {row['used_memory']:>14,}"
+        )
+    sdk = results["sdk_overhead"]
+    print(
+        f"\nclient CPU per call: raw http.client {sdk['raw_http_us']:.0f} us, "
+        f"Python SDK {sdk['sdk_us']:.0f} us (the hot loops use raw HTTP)"
+    )
+    if results.get("scaling"):
+        print("\nscaling (medians)")
+        print(f"{'configuration':36} {'healthz/s':>10} {'declare/s':>10} {'deals/s':>8} "
+              f"{'move p99':>9} {'deliv p99':>10} {'errors':>7}")  # fmt: skip
+        for row in results["scaling"]:
+            r, d = row["requests"], row["deals"]
+            print(
+                f"{row['config']:36} {r['healthz']['requests_per_second']['median']:10,.0f} "
+                f"{r['declare']['requests_per_second']['median']:10,.0f} "
+                f"{d['deals_per_second']['median']:8.1f} {d['move_p99_ms']['median']:9.1f} "
+                f"{d['delivery_p99_ms']['median']:10.1f} "
+                f"{sum(r['errors'].values()) + sum(d['errors'].values()):7}"
+            )
+    for name, text in results.get("profiles", {}).items():
+        print(f"\nprofile: {name}\n{text}")
+
+
+def main() -> None:
+    """Run every measurement, print the tables and write the JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short rounds, fewer tables")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per figure (>= 5)")
+    parser.add_argument("--scaling", action="store_true", help="1/2/4 workers, gthread and gevent")
+    parser.add_argument("--profile", action="store_true", help="profile a move and a showdown")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=32)
+    parser.add_argument("--worker-class", choices=("gthread", "gevent"), default="gthread")
+    parser.add_argument(
+        "--clock-interval", type=float, default=0.05, help="CLOCK_INTERVAL: the next deal's delay"
+    )
+    arguments = parser.parse_args()
+    plan = QUICK if arguments.quick else FULL
+    if arguments.rounds is not None:
+        plan = dataclasses.replace(plan, rounds=max(1, arguments.rounds))
+    config = GatewayConfig(
+        arguments.workers, arguments.threads, arguments.worker_class, arguments.clock_interval
+    )
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    results: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "rounds": plan.rounds,
+        "gateway": config.label,
+        "clock_interval": config.clock_interval,
+        "clients": CLIENTS,
+    }
+    log(f"starting Redis, the evaluator and gunicorn ({config.label})")
+    service = Service(config)
+    load = Load()
+    try:
+        log("requests: /healthz, table reads, declares, settling declares")
+        results["requests"] = request_rounds(service, load, plan, log)
+        log("whole deals, 32 tables at once, with SSE watchers")
+        deals = deal_rounds(service, load, CLIENTS, plan.rounds, plan.deal_window)
+        played = deals.pop("table_ids")
+        results["deals"] = deals
+        log("Redis memory per table and per deal")
+        results["memory"] = memory_costs(service, played)
+        results["sdk_overhead"] = sdk_overhead(service.url)
+        log("Redis commands per move")
+        from bench.gateway_inprocess import count_commands
+
+        results["redis_commands"] = count_commands(service.evaluator.address)
+        if arguments.profile:
+            from bench.gateway_inprocess import profile_moves
+
+            log("profiling a move and a showdown in process")
+            results["profiles"] = profile_moves(service.redis.url, service.evaluator.address, 60)
+        log("live tables: " + ", ".join(f"{n:,}" for n in plan.growth_levels))
+        results["growth"] = grow(service, load, plan, log)
+        if arguments.scaling:
+            results["scaling"] = scaling(service, load, plan, log)
+    finally:
+        load.close()
+        service.stop()
+    report(results)
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / "gateway.json"
+    path.write_text(json.dumps(results, indent=2))
+    for name, text in results.get("profiles", {}).items():
+        slug = "".join(c if c.isalnum() else "_" for c in name).strip("_")
+        (RESULTS / f"gateway_profile_{slug}.txt").write_text(text)
+    print(f"\nresults written to {path}")
+
+
+if __name__ == "__main__":
+    main()

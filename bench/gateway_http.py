@@ -1,0 +1,217 @@
+"""The benchmark's HTTP calls to the gateway, in one place.
+
+Raw keep-alive HTTP/1.1 over `http.client`, one connection per load thread: a load
+generator that shares two cores with the server must spend as little CPU per request
+as it can, and every call here costs a few tens of microseconds. The table calls
+mirror the Python SDK's, so they can be swapped for it where its cost does not matter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import socket
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# gunicorn closes a keep-alive connection idle for 5 s; reconnect before that
+IDLE_RECONNECT_SECONDS = 4.0
+
+
+class GatewayError(RuntimeError):
+    """An unexpected answer from the gateway."""
+
+    def __init__(self, status: int, body: Any, what: str) -> None:
+        """Remember the status and problem body."""
+        code = body.get("code") if isinstance(body, dict) else None
+        super().__init__(f"{what}: HTTP {status} {code or body!r}")
+        self.status = status
+        self.code = code
+
+
+class Connection:
+    """One keep-alive connection to the gateway."""
+
+    def __init__(self, base_url: str, timeout: float = 60.0) -> None:
+        """Connect lazily to `base_url` (http://host:port)."""
+        parts = urllib.parse.urlsplit(base_url)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 80
+        self.timeout = timeout
+        self._conn: http.client.HTTPConnection | None = None
+        self._used = 0.0
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._conn is not None and time.monotonic() - self._used > IDLE_RECONNECT_SECONDS:
+            self._conn.close()
+            self._conn = None
+        if self._conn is None:
+            self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        return self._conn
+
+    def call(
+        self, method: str, path: str, body: Any = None, token: str | None = None
+    ) -> tuple[int, Any]:
+        """One request; the status and the decoded JSON body (None when there is none)."""
+        headers = {"Connection": "keep-alive"}
+        payload = None
+        if body is not None:
+            payload = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        conn = self._connection()
+        try:
+            conn.request(method, path, payload, headers)
+            response = conn.getresponse()
+            data = response.read()
+        except (http.client.HTTPException, OSError):
+            conn.close()
+            self._conn = None
+            raise
+        self._used = time.monotonic()
+        if response.will_close:
+            conn.close()
+            self._conn = None
+        return response.status, json.loads(data) if data else None
+
+    def expect(
+        self, method: str, path: str, body: Any = None, token: str | None = None, status: int = 200
+    ) -> Any:
+        """A request that must answer `status`; its body."""
+        got, answer = self.call(method, path, body, token)
+        if got != status:
+            raise GatewayError(got, answer, f"{method} {path}")
+        return answer
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A seat taken at a table: its number and secret token."""
+
+    number: int
+    token: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table and the seats this client holds at it."""
+
+    table_id: str
+    seats: tuple[Seat, ...]
+
+
+def create_table(conn: Connection, game: str, **options: Any) -> str:
+    """Create a table; its id."""
+    return str(conn.expect("POST", "/v1/tables", {"game": game, **options}, status=201)["id"])
+
+
+def sit(conn: Connection, table_id: str, name: str, buy_in: int) -> Seat:
+    """Take a seat."""
+    body = conn.expect(
+        "POST", f"/v1/tables/{table_id}/seats", {"name": name, "buy_in": buy_in}, status=201
+    )
+    return Seat(int(body["seat"]), str(body["token"]))
+
+
+def act(conn: Connection, table_id: str, seat: Seat, **action: Any) -> tuple[int, Any]:
+    """A move by `seat`; status and body."""
+    return conn.call("POST", f"/v1/tables/{table_id}/actions", action, seat.token)
+
+
+def read_table(conn: Connection, table_id: str, seat: Seat | None = None) -> dict[str, Any]:
+    """The table as `seat` (or a spectator) sees it."""
+    return dict(conn.expect("GET", f"/v1/tables/{table_id}", token=seat.token if seat else None))
+
+
+def events(
+    conn: Connection, table_id: str, after: int, wait: float = 0, seat: Seat | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """Events after a cursor (long-polling up to `wait` s); the events and the new cursor."""
+    body = conn.expect(
+        "GET",
+        f"/v1/tables/{table_id}/events?after={after}&wait={wait}",
+        token=seat.token if seat else None,
+    )
+    return list(body["events"]), int(body["next"])
+
+
+def guts_table(conn: Connection, players: int, buy_in: int, **options: Any) -> Table:
+    """A Guts table with `players` seats taken by this client."""
+    table_id = create_table(conn, "guts", **options)
+    seats = tuple(sit(conn, table_id, f"p{i}", buy_in) for i in range(players))
+    return Table(table_id, seats)
+
+
+class EventStream:
+    """A table's server-sent events as a spectator, iterated as (arrival time, event).
+
+    The arrival time is `time.monotonic()` when the event's line was read. When the
+    server ends the stream it reconnects with Last-Event-ID; `close` (from any
+    thread) ends the iteration.
+    """
+
+    def __init__(self, base_url: str, table_id: str, after: int = 0) -> None:
+        """Prepare (not open) the stream of `table_id` after event `after`."""
+        parts = urllib.parse.urlsplit(base_url)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 80
+        self.table_id = table_id
+        self.last = after
+        self._conn: http.client.HTTPConnection | None = None
+        self._open = threading.Event()
+        self._closed = False
+
+    def wait_open(self, timeout: float) -> bool:
+        """Wait until the server has answered the stream's request; True if it has."""
+        return self._open.wait(timeout)
+
+    def close(self) -> None:
+        """Stop the stream: the iteration ends."""
+        self._closed = True
+        conn = self._conn
+        if conn is not None and conn.sock is not None:
+            with contextlib.suppress(OSError):
+                conn.sock.shutdown(socket.SHUT_RDWR)
+
+    def __iter__(self) -> Iterator[tuple[float, dict[str, Any]]]:
+        """The events as they arrive."""
+        while not self._closed:
+            conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+            self._conn = conn
+            try:
+                conn.request(
+                    "GET",
+                    f"/v1/tables/{self.table_id}/events/stream",
+                    headers={"Accept": "text/event-stream", "Last-Event-ID": str(self.last)},
+                )
+                response = conn.getresponse()
+                if response.status != 200:
+                    raise GatewayError(response.status, response.read(), "event stream")
+                self._open.set()
+                while not self._closed:
+                    line = response.readline()
+                    if not line:
+                        break  # the server ended the stream: resume after the last event
+                    if line.startswith(b"data: "):
+                        arrived = time.monotonic()
+                        item = json.loads(line[6:])
+                        self.last = int(item["id"])
+                        yield arrived, item
+            except (OSError, http.client.HTTPException):
+                if self._closed:
+                    return
+                raise
+            finally:
+                conn.close()

@@ -1,0 +1,94 @@
+"""`make loadtest`'s locust file, run headless for a few seconds against a gunicorn gateway."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tests.conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_locust_players_meet_no_unexpected_answer(
+    redis_url: str, evaluator_address: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "EVALUATOR_ADDR": evaluator_address,
+        "GATEWAY_BIND": f"127.0.0.1:{port}",
+        "GATEWAY_WORKERS": "2",
+        "GATEWAY_THREADS": "16",
+        "CLOCK_INTERVAL": "0.05",
+        "RATE_LIMIT_PER_ADDRESS": "0",
+        "RATE_LIMIT_PER_TOKEN": "0",
+        "LOG_LEVEL": "warning",
+    }
+    gateway = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "api/gunicorn_conf.py", "api.wsgi:app"],
+        cwd=ROOT,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            assert time.monotonic() < deadline, "the gateway did not start"
+            time.sleep(0.1)
+        prefix = tmp_path / "locust"
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "locust",
+                "-f",
+                "bench/locustfile.py",
+                "--headless",
+                "--host",
+                base,
+                "--users",
+                "6",
+                "--spawn-rate",
+                "6",
+                "--run-time",
+                "6s",
+                "--stop-timeout",
+                "5",
+                "--csv",
+                str(prefix),
+                "--only-summary",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        with open(f"{prefix}_stats.csv", newline="") as stats:
+            rows = {row["Name"]: row for row in csv.DictReader(stats)}
+        total = rows.pop("Aggregated")
+        assert int(total["Failure Count"]) == 0, run.stdout[-3000:]
+        assert int(total["Request Count"]) > 50
+        played = {name for name, row in rows.items() if int(row["Request Count"]) > 0}
+        assert {"guts: declare", "paiute: discard", "guts: sit", "paiute: sit"} <= played
+        assert any(name.endswith("(refused)") for name in played)
+        # the player moves went through; every refusal was one the player expected
+        assert rows["guts: declare"]["Failure Count"] == "0"
+    finally:
+        gateway.send_signal(signal.SIGTERM)
+        gateway.wait(timeout=60)
