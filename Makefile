@@ -9,7 +9,7 @@ PROTO_SRC := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator.proto
 PROTO_OUT := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator_pb2_grpc.py
 
 .PHONY: all install protos run test test-fast lint bench bench-evaluator bench-gateway \
-	loadtest loadtest-evaluator demo clean
+	loadtest loadtest-evaluator demo browser screenshots clean
 
 all: test
 
@@ -36,7 +36,15 @@ protos: $(PROTO_OUT)
 run: protos
 	$(BIN)/python -m deploy.local_run
 
-test: protos
+# the browser tests drive Debian's Chromium (no browser download); installed here when missing
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@test -x $(CHROMIUM) || { echo "installing Debian's chromium for the browser tests"; \
+		$$(test "$$(id -u)" = 0 || echo sudo) apt-get update -qq && \
+		$$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq chromium >/dev/null; }
+
+test: protos browser
 	$(BIN)/python -m pytest -q
 
 test-fast: protos
@@ -68,6 +76,10 @@ loadtest: protos
 
 loadtest-evaluator: protos
 	$(BIN)/python -m evaluator.loadtest $(ARGS)
+
+# the README's pictures of the table page, taken by the browser tests
+screenshots: protos browser
+	CARDROOM_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -q tests/browser
 
 demo: protos
 	$(BIN)/python -m deploy.demo $(ARGS)

@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     from api.docs import docs_blueprint
     from api.errors import install_error_handlers
     from api.ratelimit import install_body_limit, install_rate_limits
+    from api.routes.pages import pages_blueprint
     from api.routes.system import (
         install_store_errors,
         system_blueprint,
@@ -67,6 +68,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     app.register_blueprint(system_blueprint)
     app.register_blueprint(tables_blueprint)
     app.register_blueprint(docs_blueprint)
+    app.register_blueprint(pages_blueprint)
     if settings.clock:
         from api.clock import Clock
 

@@ -1,0 +1,163 @@
+// What both pages share: calls to the public HTTP API, errors in plain words, and
+// building DOM nodes. Text always goes in through textContent, never as markup, so a
+// player's name is shown exactly as typed and can never become part of the page.
+
+export class ProblemError extends Error {
+  constructor(status, problem) {
+    super((problem && problem.detail) || `HTTP ${status}`);
+    this.status = status;
+    this.problem = problem || {};
+    this.code = this.problem.code || "";
+    this.field = this.problem.field || null;
+  }
+}
+
+const RETRY_MS = 700;
+
+function randomKey() {
+  // crypto.randomUUID needs a secure context; getRandomValues works on plain http too.
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export async function api(method, path, { body, token } = {}) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const changes = method === "POST" || method === "DELETE";
+  if (changes) headers["Idempotency-Key"] = randomKey();
+  const init = {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: "no-store",
+  };
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    if (!changes) throw error;
+    // The request may have landed and only its answer been lost: sent again with the
+    // same Idempotency-Key, it is applied at most once and answers as the first did.
+    await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    response = await fetch(path, init);
+  }
+  const text = await response.text();
+  let data = null;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = null;
+    }
+  }
+  if (!response.ok) {
+    const problem = data && typeof data === "object" ? data : {};
+    if (!problem.retry_after && response.headers.get("Retry-After")) {
+      problem.retry_after = response.headers.get("Retry-After");
+    }
+    throw new ProblemError(response.status, problem);
+  }
+  return data;
+}
+
+// Codes whose own detail names internals (headers, tokens) get a sentence for people.
+const PLAIN_WORDS = {
+  invalid_token: "This seat is no longer yours (you left, or the seat was closed). Sit down again to play.",
+  missing_token: "Take a seat first.",
+  stale_version: "The table changed just now; look again and retry.",
+  conflict: "The table is busy right now; try again in a moment.",
+  idempotency_in_progress: "Your last move is still being processed; wait a moment.",
+  store_unavailable: "The table store cannot be reached right now; try again in a moment.",
+  evaluator_unavailable: "Hands cannot be ranked right now; the showdown completes as soon as possible.",
+  evaluator_timeout: "Ranking the hands took too long; try again.",
+  internal_error: "Something went wrong on the server; try again.",
+  table_not_found: "This table does not exist (or no longer exists).",
+  rate_limited: "Too many requests: slow down a little.",
+};
+
+export function plainWords(error) {
+  if (error instanceof ProblemError) {
+    let words = PLAIN_WORDS[error.code] || error.problem.detail || error.problem.title;
+    if (!words) words = `The server answered with status ${error.status}.`;
+    if (error.code === "rate_limited" && error.problem.retry_after) {
+      words += ` Try again in ${error.problem.retry_after} s.`;
+    }
+    return words;
+  }
+  if (error instanceof TypeError) {
+    return "The server cannot be reached. Check your connection and try again.";
+  }
+  return String((error && error.message) || error);
+}
+
+export function showProblem(box, error) {
+  if (!error) {
+    box.hidden = true;
+    box.textContent = "";
+    return;
+  }
+  box.replaceChildren(
+    el("strong", { text: "Sorry: " }),
+    document.createTextNode(plainWords(error)),
+  );
+  box.hidden = false;
+}
+
+export function el(tag, options = {}, children = []) {
+  const node = document.createElement(tag);
+  if (options.class) node.className = options.class;
+  if (options.text !== undefined && options.text !== null) node.textContent = String(options.text);
+  for (const [name, value] of Object.entries(options.attrs || {})) {
+    if (value === false || value === null || value === undefined) continue;
+    node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const [name, handler] of Object.entries(options.on || {})) {
+    node.addEventListener(name, handler);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const SUITS = { c: ["♣", "clubs", "black"], d: ["♦", "diamonds", "red"], h: ["♥", "hearts", "red"], s: ["♠", "spades", "black"] };
+const RANK_NAMES = { A: "ace", K: "king", Q: "queen", J: "jack", T: "10" };
+
+export function cardLabel(code) {
+  const rank = code.slice(0, -1).toUpperCase();
+  const suit = SUITS[code.slice(-1).toLowerCase()];
+  return `${rank === "T" ? "10" : rank}${suit ? suit[0] : "?"}`;
+}
+
+export function cardName(code) {
+  const rank = code.slice(0, -1).toUpperCase();
+  const suit = SUITS[code.slice(-1).toLowerCase()];
+  return `${RANK_NAMES[rank] || rank} of ${suit ? suit[1] : "?"}`;
+}
+
+export function cardNode(code, tag = "span", extra = {}) {
+  const suit = SUITS[code.slice(-1).toLowerCase()];
+  const node = el(tag, {
+    class: `card ${suit ? suit[2] : ""} ${extra.class || ""}`.trim(),
+    text: cardLabel(code),
+    attrs: { "data-card": code, title: cardName(code), ...(extra.attrs || {}) },
+    on: extra.on || {},
+  });
+  return node;
+}
+
+export function cardBack() {
+  return el("span", { class: "card back", attrs: { "aria-hidden": "true" } });
+}
+
+export function chips(amount) {
+  return `${amount} chip${amount === 1 ? "" : "s"}`;
+}
+
+export function listNames(names) {
+  if (names.length <= 1) return names.join("");
+  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}

@@ -1,0 +1,164 @@
+// The lobby: the tables, newest first, refreshed every few seconds, and the form that
+// creates a table through POST /v1/tables.
+import { api, el, ProblemError, showProblem } from "./cardroom.js";
+
+const REFRESH_MS = 5000;
+const PHASES = {
+  waiting: "waiting for players",
+  declaring: "in play",
+  playing: "in play",
+  last_turns: "in play",
+  showdown: "in play",
+  between_deals: "in play",
+};
+
+const problemBox = document.getElementById("problem");
+const list = document.getElementById("tables");
+const empty = document.getElementById("tables-empty");
+const more = document.getElementById("more");
+const form = document.getElementById("create");
+let pages = 1;
+let timer = null;
+
+function summary(table) {
+  const o = table.options || {};
+  if (table.game === "guts") {
+    const parts = [`${o.cards}-card Guts`, `ante ${o.ante}`];
+    parts.push(o.declare === "sequential" ? "declare in turn" : "declare at once");
+    if (o.losers_pay === "worst") parts.push("worst hand pays");
+    if (o.wimp) parts.push("wimp");
+    if (o.ghost) parts.push("ghost");
+    if (o.cap) parts.push(`cap ${o.cap}`);
+    return parts.join(" · ");
+  }
+  return [`Paiute`, `ante ${o.ante}`, `${o.max_reshuffles} reshuffles`].join(" · ");
+}
+
+function tableItem(table) {
+  const link = el("a", { class: "table-link", attrs: { href: `/tables/${encodeURIComponent(table.id)}` } }, [
+    el("span", { class: "table-name", text: table.name }),
+    el("span", { class: "table-summary", text: summary(table) }),
+    el("span", { class: "table-seats" }, [
+      el("span", { class: `tag ${table.game}`, text: table.game === "guts" ? "Guts" : "Paiute" }),
+      el("span", { text: `${table.seats_taken} seated · ${table.seats_free} free` }),
+      el("span", { class: "muted", text: PHASES[table.phase] || table.phase }),
+    ]),
+  ]);
+  return el("li", { attrs: { "data-table": table.id } }, [link]);
+}
+
+async function loadTables() {
+  clearTimeout(timer);
+  try {
+    const items = [];
+    let cursor = null;
+    let next = null;
+    for (let page = 0; page < pages; page += 1) {
+      const query = cursor ? `?limit=20&cursor=${encodeURIComponent(cursor)}` : "?limit=20";
+      const body = await api("GET", `/v1/tables${query}`);
+      items.push(...body.tables);
+      next = body.next_cursor;
+      if (!next) break;
+      cursor = next;
+    }
+    list.replaceChildren(...items.map(tableItem));
+    empty.hidden = items.length > 0;
+    more.hidden = !next;
+    if (problemBox.dataset.source === "lobby") showProblem(problemBox, null);
+  } catch (error) {
+    problemBox.dataset.source = "lobby";
+    showProblem(problemBox, error);
+  }
+  timer = setTimeout(loadTables, REFRESH_MS);
+}
+
+function selectedGame() {
+  return form.querySelector("input[name=game]:checked").value;
+}
+
+function showGameOptions() {
+  const game = selectedGame();
+  document.getElementById("guts-options").hidden = game !== "guts";
+  document.getElementById("paiute-options").hidden = game !== "paiute";
+  const players = form.elements.namedItem("max_players");
+  const limit = game === "guts" ? 10 : 5;
+  players.max = String(limit);
+  if (Number(players.value) > limit || players.dataset.touched !== "yes") players.value = String(limit);
+}
+
+function numberField(name, optional = false) {
+  const input = form.querySelector(`[name=${name}]`);
+  const raw = input.value.trim();
+  if (raw === "") {
+    if (optional) return undefined;
+    throw new ProblemError(422, { code: "missing_field", field: name, detail: `Fill in “${input.closest("label").firstChild.textContent.trim()}”.` });
+  }
+  const value = Number(raw);
+  if (!Number.isInteger(value)) {
+    throw new ProblemError(422, { code: "invalid_type", field: name, detail: `“${input.closest("label").firstChild.textContent.trim()}” must be a whole number.` });
+  }
+  return value;
+}
+
+function createBody() {
+  const game = selectedGame();
+  const body = { game };
+  const name = form.elements.namedItem("name").value.trim();
+  if (name) body.name = name;
+  for (const field of ["ante", "turn_seconds", "deal_pause_seconds", "max_players"]) {
+    body[field] = numberField(field);
+  }
+  const options = document.getElementById(`${game}-options`);
+  body.rebuy = options.querySelector("[name=rebuy]").checked;
+  if (game === "guts") {
+    body.cards = Number(form.elements.namedItem("cards").value);
+    body.declare = form.elements.namedItem("declare").value;
+    body.losers_pay = form.elements.namedItem("losers_pay").value;
+    body.ante_mode = form.elements.namedItem("ante_mode").value;
+    body.wimp = form.elements.namedItem("wimp").checked;
+    body.ghost = form.elements.namedItem("ghost").checked;
+    const cap = numberField("cap", true);
+    if (cap !== undefined) body.cap = cap;
+  } else {
+    body.max_reshuffles = numberField("max_reshuffles");
+  }
+  return body;
+}
+
+function markField(field) {
+  for (const input of form.querySelectorAll("[aria-invalid]")) input.removeAttribute("aria-invalid");
+  if (!field) return;
+  const input = form.querySelector(`[name=${CSS.escape(field)}]:not([type=radio])`);
+  if (input && !input.closest("[hidden]")) {
+    input.setAttribute("aria-invalid", "true");
+    input.focus();
+  }
+}
+
+async function create(event) {
+  event.preventDefault();
+  const button = form.querySelector("button[type=submit]");
+  button.disabled = true;
+  try {
+    const table = await api("POST", "/v1/tables", { body: createBody() });
+    window.location.assign(`/tables/${encodeURIComponent(table.id)}`);
+  } catch (error) {
+    problemBox.dataset.source = "create";
+    showProblem(problemBox, error);
+    markField(error instanceof ProblemError ? error.field : null);
+    button.disabled = false;
+  }
+}
+
+for (const radio of form.querySelectorAll("input[name=game]")) radio.addEventListener("change", showGameOptions);
+form.elements.namedItem("max_players").addEventListener("input", (e) => {
+  e.target.dataset.touched = "yes";
+});
+form.addEventListener("submit", create);
+document.getElementById("refresh").addEventListener("click", loadTables);
+more.addEventListener("click", () => {
+  pages += 1;
+  loadTables();
+});
+showGameOptions();
+loadTables();

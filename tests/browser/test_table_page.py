@@ -1,0 +1,516 @@
+"""Two people play through the table page in headless Chromium: a Guts deal and a Paiute deal.
+
+Each seat has its own browser context (one a phone, one a desktop window) and plays by
+tapping. At every step the test reads the table through the API with each seat's token
+and checks what each page shows: the seat's own cards, the pot, the stacks, whose turn
+it is, the countdown, the showdown; and that no page ever shows a card the other seat
+holds that was never public. Set CARDROOM_SCREENSHOTS to a folder to save screenshots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from evaluator.cards import parse_card, rank_of
+from evaluator.paiute import rank_paiute
+from tests.browser.conftest import DESKTOP, PHONE
+
+pytestmark = pytest.mark.timeout(600)
+expect.set_options(timeout=30_000)
+
+WAIT_SECONDS = 60.0
+SUITS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
+CARD = re.compile(r"^(?:[2-9TJQKA]|10)[cdhs]$")
+SHOTS = os.environ.get("CARDROOM_SCREENSHOTS")
+
+
+@dataclass
+class Seat:
+    """One person at the table: their page, and the seat the page took."""
+
+    name: str
+    page: Page
+    seat: int = 0
+    token: str = ""
+    errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """Collect the page's uncaught script errors (which must stay none) and requests."""
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("request", lambda request: self.requests.append(request.url))
+
+
+def call(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    """One API request; the JSON body (asserting a 2xx)."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        raise AssertionError(f"{method} {path}: {error.code} {error.read()!r}") from None
+
+
+def label(card: str) -> str:
+    """A card as the page writes it: "Ts" -> "10♠"."""
+    rank = card[:-1]
+    return ("10" if rank == "T" else rank) + SUITS[card[-1]]
+
+
+def shot(page: Page, name: str) -> None:
+    """Save a full-page screenshot when CARDROOM_SCREENSHOTS names a folder."""
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def new_page(browser: Browser, profile: dict[str, Any]) -> tuple[BrowserContext, Page]:
+    """A fresh browser context (its own localStorage) with a touch screen."""
+    context = browser.new_context(**profile, has_touch=True)
+    return context, context.new_page()
+
+
+def wait_for(predicate: Any, what: str, seconds: float = WAIT_SECONDS) -> Any:
+    """Poll until `predicate()` is truthy; its value."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def create_table(page: Page, base: str, game: str, name: str) -> str:
+    """Create a table through the lobby's form; its id."""
+    page.goto(base + "/")
+    expect(page.locator("h1")).to_have_text("Tables")
+    page.locator(f"label.pill:has(input[value={game}])").tap()
+    page.fill("input[name=name]", name)
+    page.fill("input[name=turn_seconds]", "600")
+    page.fill("input[name=deal_pause_seconds]", "60")
+    page.locator("#create button[type=submit]").tap()
+    page.wait_for_url(re.compile(r"/tables/[^/]+$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def sit(person: Seat, url: str, buy_in: int) -> None:
+    """Open the table page and take a seat with the form; remember the seat's token."""
+    page = person.page
+    if page.url != url:
+        page.goto(url)
+    page.fill("#seat-form input[name=name]", person.name)
+    page.fill("#seat-form input[name=buy_in]", str(buy_in))
+    page.locator("#seat-form button[type=submit]").tap()
+    expect(page.locator("li.seat.me .name")).to_have_text(person.name)
+    expect(page.locator("#seat-form")).to_be_hidden()
+    saved = page.evaluate("key => JSON.parse(localStorage.getItem(key))", seat_key(page))
+    person.seat, person.token = saved["seat"], saved["token"]
+
+
+def seat_key(page: Page) -> str:
+    """The localStorage key that keeps the seat of the page's table."""
+    return "cardroom.seat." + page.url.rsplit("/", 1)[1]
+
+
+def synced(person: Seat, base: str, table_id: str) -> dict[str, Any]:
+    """Wait until the page shows the table's latest version; the table as the seat sees it."""
+
+    def same() -> dict[str, Any] | None:
+        table = call(base, "GET", f"/v1/tables/{table_id}", token=person.token or None)
+        version = person.page.locator("#table").get_attribute("data-version")
+        return dict(table) if version == str(table["version"]) else None
+
+    return dict(wait_for(same, f"{person.name}'s page to catch up"))
+
+
+def public_cards(base: str, table_id: str) -> set[str]:
+    """Every card any public event has shown so far (discards, pile draws, shown hands)."""
+    found: set[str] = set()
+
+    def collect(value: Any) -> None:
+        if isinstance(value, str) and CARD.match(value):
+            found.add(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    collect(call(base, "GET", f"/v1/tables/{table_id}/events?after=0")["events"])
+    return found
+
+
+def assert_private(viewer: Seat, other: Seat, base: str, table_id: str) -> None:
+    """The viewer's page shows none of the other seat's cards that were never public."""
+    theirs = synced(other, base, table_id)
+    synced(viewer, base, table_id)
+    hidden = set((theirs["you"] or {}).get("cards") or []) - public_cards(base, table_id)
+    text = viewer.page.inner_text("body")
+    html = viewer.page.content()
+    for card in hidden:
+        assert label(card) not in text, f"{viewer.name}'s page shows {other.name}'s {card}"
+        assert f'data-card="{card}"' not in html, f"{viewer.name}'s page holds {card}"
+
+
+def assert_table_shown(person: Seat, table: dict[str, Any]) -> None:
+    """The page shows the seat's own cards, the pot, every stack and whose turn it is."""
+    page = person.page
+    mine = (table["you"] or {}).get("cards") or []
+    expect(page.locator("#my-cards .card")).to_have_count(len(mine))
+    shown = page.locator("#my-cards .card").evaluate_all("nodes => nodes.map(n => n.dataset.card)")
+    assert sorted(shown) == sorted(mine)
+    for card in mine:
+        expect(page.locator(f'#my-cards [data-card="{card}"]')).to_have_text(label(card))
+    expect(page.locator("#pot")).to_have_text(re.compile(rf"^{table['pot']}\b"))
+    for key, record in table["seats"].items():
+        row = page.locator(f'li.seat[data-seat="{key}"]')
+        expect(row.locator(".name")).to_have_text(record["name"])
+        expect(row.locator(".chips")).to_have_text(str(record["stack"]))
+    turn = table["pending"]["seats"] if table["pending"] else []
+    expect(page.locator("li.seat.turn")).to_have_count(len(turn))
+    for seat in turn:
+        expect(page.locator(f'li.seat.turn[data-seat="{seat}"]')).to_have_count(1)
+    if table["deadline"] is not None:
+        expect(page.locator("#countdown")).to_have_text(re.compile(r"^(\d+:\d\d|\d+s)$"))
+
+
+def assert_result_shown(person: Seat, table: dict[str, Any]) -> None:
+    """The page shows the ended deal: every shown hand, its rank, who won, the stacks."""
+    page = person.page
+    deal = table["deal"]
+    assert deal["ended"]
+    result = page.locator("#result")
+    expect(result).to_be_visible()
+    won: Counter[str] = Counter()
+    for move in deal["flow"]:
+        if move["source"] == "pot" and move["target"] == "seat":
+            won[str(move["seat"])] += move["amount"]
+    names = {key: record["name"] for key, record in table["seats"].items()}
+    headline = page.locator("#headline")
+    for seat, amount in won.items():
+        expect(headline).to_contain_text(names[seat])
+        expect(result.locator(f'li[data-seat="{seat}"]')).to_contain_text(f"Wins {amount}")
+    if len(won) == 1:
+        ((seat, amount),) = won.items()
+        expect(headline).to_contain_text(f"{names[seat]} wins {amount} chip")
+    for seat, cards in deal["shown"].items():
+        row = result.locator(f'li[data-seat="{seat}"]')
+        for card in cards:
+            expect(row.locator(f'[data-card="{card}"]')).to_have_text(label(card))
+        description = (deal["ranks"].get(seat) or {}).get("description")
+        if description:
+            expect(row.locator(".description")).to_have_text(description)
+    for key, record in table["seats"].items():
+        expect(page.locator(f'li.seat[data-seat="{key}"] .chips')).to_have_text(
+            str(record["stack"])
+        )
+
+
+def check_both(people: list[Seat], base: str, table_id: str) -> list[dict[str, Any]]:
+    """Privacy both ways, then what each page shows; each seat's view of the table."""
+    first, second = people
+    assert_private(first, second, base, table_id)
+    assert_private(second, first, base, table_id)
+    views = []
+    for person in people:
+        table = synced(person, base, table_id)
+        assert_table_shown(person, table)
+        views.append(table)
+    return views
+
+
+def test_guts_deal_two_browsers(browser: Browser, gateway_url: str) -> None:
+    phone, ann_page = new_page(browser, PHONE)
+    desktop, bo_page = new_page(browser, DESKTOP)
+    ann, bo = Seat("ann", ann_page), Seat("<b>bo</b> & co", bo_page)
+    try:
+        bo_page.goto(gateway_url + "/")
+        table_id = create_table(ann_page, gateway_url, "guts", "Guts night")
+        url = f"{gateway_url}/tables/{table_id}"
+        response = ann_page.request.get(url)
+        assert "default-src 'none'" in response.headers["content-security-policy"]
+        sit(ann, url, 100)
+        sit(bo, url, 80)
+        # A name is text, never markup.
+        expect(ann_page.locator(f'li.seat[data-seat="{bo.seat}"] .name')).to_have_text(bo.name)
+        assert ann_page.locator("#seats b").count() == 0
+        expect(ann_page.locator("li.seat")).to_have_count(2)
+        expect(bo_page.locator("li.seat")).to_have_count(2)
+
+        ann_page.locator("[data-action=start]").tap()
+        expect(ann_page.locator("#table")).to_have_attribute("data-phase", "declaring")
+        check_both([ann, bo], gateway_url, table_id)
+        expect(ann_page.locator("#phase")).to_have_text("Your call: in or out?")
+        shot(ann_page, "guts-declare-phone")
+
+        # A reload keeps the seat: same cards, same choice to make.
+        bo_page.reload()
+        expect(bo_page.locator("li.seat.me .name")).to_have_text(bo.name)
+        expect(bo_page.locator("[data-action=in]")).to_be_visible()
+        check_both([ann, bo], gateway_url, table_id)
+
+        ann_page.locator("[data-action=in]").tap()
+        expect(ann_page.locator("#actions")).to_contain_text("You are in")
+        # bo sees that ann has decided, not what.
+        ann_row = bo_page.locator(f'li.seat[data-seat="{ann.seat}"]')
+        expect(ann_row.locator(".badge.declared")).to_have_count(1)
+        expect(ann_row.locator(".badge.in")).to_have_count(0)
+        check_both([ann, bo], gateway_url, table_id)
+
+        bo_page.locator("[data-action=in]").tap()
+        for person in (ann, bo):
+            expect(person.page.locator("#table")).to_have_attribute("data-phase", "between_deals")
+            table = synced(person, gateway_url, table_id)
+            assert table["deal"]["outcome"] in ("won", "split")
+            assert_result_shown(person, table)
+        shot(ann_page, "guts-showdown-phone")
+        shot(bo_page, "guts-showdown-desktop")
+
+        bo_page.locator("#leave").tap()
+        expect(bo_page.locator("#seat-form")).to_be_visible()
+        assert bo_page.evaluate("key => localStorage.getItem(key)", seat_key(bo_page)) is None
+        table = call(gateway_url, "GET", f"/v1/tables/{table_id}")
+        leaving = table["seats"].get(str(bo.seat))
+        if leaving is None:
+            expect(ann_page.locator(f'li.seat[data-seat="{bo.seat}"]')).to_have_count(0)
+        else:
+            expect(ann_page.locator(f'li.seat[data-seat="{bo.seat}"]')).to_contain_text("Leaving")
+        assert ann.errors == []
+        assert bo.errors == []
+        # Live updates came from the event stream; every request stayed on this gateway.
+        for person in (ann, bo):
+            assert any(
+                url.endswith(f"/v1/tables/{table_id}/events/stream") for url in person.requests
+            )
+            assert all(url.startswith(gateway_url + "/") for url in person.requests)
+    finally:
+        phone.close()
+        desktop.close()
+
+
+def holds_combination(cards: list[str], wild_rank: int) -> Any:
+    """The evaluator's rank of a 6-card hand (strength 0: no winning combination)."""
+    return rank_paiute([parse_card(card) for card in cards], wild_rank)
+
+
+def choose_source(hand: list[str], top: str | None, wild_rank: int) -> str:
+    """Take the pile's card when it calls, is wild or matches a rank held; else the stock."""
+    if top is None:
+        return "stock"
+    if holds_combination([*hand, top], wild_rank).strength > 0:
+        return "discard"
+    top_rank = rank_of(parse_card(top))
+    held = {rank_of(parse_card(card)) for card in hand}
+    return "discard" if top_rank == wild_rank or top_rank in held else "stock"
+
+
+def choose_discard(hand: list[str], wild_rank: int, keep: str | None) -> str:
+    """The card of the rank held least often (never a wild card, nor the pile's card)."""
+    ranks = Counter(rank_of(parse_card(card)) for card in hand)
+    choices = [c for c in hand if c != keep and rank_of(parse_card(c)) != wild_rank]
+    choices = choices or [c for c in hand if c != keep]
+    return min(choices, key=lambda c: (ranks[rank_of(parse_card(c))], rank_of(parse_card(c))))
+
+
+def play_paiute_turn(person: Seat, table: dict[str, Any]) -> None:
+    """Play the seat's turn by tapping, as a careful player would."""
+    page = person.page
+    deal = table["deal"]
+    hand = list(table["you"]["cards"])
+    wild = deal["wild_rank"]
+    if table["pending"]["action"] == "draw":
+        expect(page.locator("#phase")).to_contain_text("Your turn: draw")
+        expect(page.locator("#board")).to_contain_text(label(deal["wild_card"]))
+        expect(page.locator("#board")).to_contain_text(f"{deal['stock_size']} left")
+        if deal["discard_top"]:
+            expect(page.locator("#board")).to_contain_text(label(deal["discard_top"]))
+        source = choose_source(hand, deal["discard_top"], wild)
+        page.locator(f"[data-action=draw-{source}]").tap()
+        expect(page.locator("#my-cards button.card")).to_have_count(6)
+        return
+    drawn = table["you"]["drawn"]
+    keep = drawn["card"] if drawn and drawn["source"] == "discard" else None
+    value = holds_combination(hand, wild)
+    if value.strength > 0:
+        expect(page.locator("#hint")).to_contain_text(f"You can call: {value.description}")
+        show = [card for card in hand if card != value.leftover or card == keep]
+        for card in show:
+            page.locator(f'#my-cards [data-card="{card}"]').tap()
+            expect(page.locator(f'#my-cards [data-card="{card}"]')).to_have_attribute(
+                "aria-pressed", "true"
+            )
+        page.locator("[data-action=call]").tap()
+    else:
+        expect(page.locator("#hint")).to_contain_text("No winning combination")
+        card = choose_discard(hand, wild, keep)
+        page.locator(f'#my-cards [data-card="{card}"]').tap()
+        expect(page.locator("[data-action=discard]")).to_have_text(f"Discard {label(card)}")
+        if page.viewport_size and page.viewport_size["width"] < 600:
+            shot(page, "paiute-turn-phone")
+        page.locator("[data-action=discard]").tap()
+
+
+def test_paiute_deal_two_browsers(browser: Browser, gateway_url: str) -> None:
+    phone, ann_page = new_page(browser, PHONE)
+    desktop, bo_page = new_page(browser, DESKTOP)
+    ann, bo = Seat("ann", ann_page), Seat("bo", bo_page)
+    people = {}
+    try:
+        table_id = create_table(ann_page, gateway_url, "paiute", "Paiute night")
+        url = f"{gateway_url}/tables/{table_id}"
+        sit(ann, url, 100)
+        sit(bo, url, 100)
+        people = {ann.seat: ann, bo.seat: bo}
+        bo_page.locator("[data-action=start]").tap()
+        reloaded = False
+        played = 0
+        while True:
+            views = check_both([ann, bo], gateway_url, table_id)
+            table = views[0]
+            if table["phase"] == "between_deals" and table["deal"]["outcome"] != "void":
+                break
+            if table["phase"] == "between_deals":
+                # A deal with no call is void; the next one starts after the pause.
+                hand = table["hand_number"]
+                wait_for(
+                    lambda h=hand: (
+                        call(gateway_url, "GET", f"/v1/tables/{table_id}")["hand_number"] > h
+                    ),
+                    "the next deal",
+                    seconds=120,
+                )
+                continue
+            assert table["phase"] in ("playing", "last_turns"), table["phase"]
+            person = people[table["pending"]["seats"][0]]
+            other = bo if person is ann else ann
+            expect(other.page.locator("#phase")).to_contain_text(f"{person.name} to ")
+            if not reloaded and played == 2:
+                person.page.reload()
+                expect(person.page.locator("li.seat.me .name")).to_have_text(person.name)
+                reloaded = True
+            seen = synced(person, gateway_url, table_id)
+            play_paiute_turn(person, seen)
+            wait_for(
+                lambda v=seen["version"]: (
+                    call(gateway_url, "GET", f"/v1/tables/{table_id}")["version"] > v
+                ),
+                "the move to land",
+            )
+            played += 1
+            assert played < 400, "the deal never ended"
+        assert reloaded
+        for person in (ann, bo):
+            table = synced(person, gateway_url, table_id)
+            assert table["deal"]["outcome"] in ("won", "split")
+            assert_result_shown(person, table)
+            caller = str(table["deal"]["caller"])
+            claim = table["deal"]["claims"][caller]
+            expect(person.page.locator(f'#shown li[data-seat="{caller}"]')).to_contain_text(
+                claim["description"]
+            )
+        shot(ann_page, "paiute-showdown-phone")
+        shot(bo_page, "paiute-showdown-desktop")
+        assert ann.errors == []
+        assert bo.errors == []
+    finally:
+        phone.close()
+        desktop.close()
+
+
+def test_lobby_lists_tables_and_explains_errors(browser: Browser, gateway_url: str) -> None:
+    phone, page = new_page(browser, PHONE)
+    desktop, wide = new_page(browser, DESKTOP)
+    try:
+        table = call(gateway_url, "POST", "/v1/tables", {"game": "guts", "name": "<i>late</i>"})
+        page.goto(gateway_url + "/")
+        item = page.locator(f'#tables li[data-table="{table["id"]}"]')
+        expect(item.locator(".table-name")).to_have_text("<i>late</i>")
+        assert page.locator("#tables i").count() == 0
+        # The lobby refreshes itself.
+        later = call(gateway_url, "POST", "/v1/tables", {"game": "paiute", "name": "Later"})
+        expect(page.locator(f'#tables li[data-table="{later["id"]}"]')).to_contain_text("Paiute")
+        # A refused option is explained in words, and its field is marked.
+        page.fill("input[name=turn_seconds]", "0")
+        page.locator("#create button[type=submit]").tap()
+        expect(page.locator("#problem")).to_be_visible()
+        expect(page.locator("#problem")).to_contain_text("turn_seconds")
+        expect(page.locator("input[name=turn_seconds]")).to_have_attribute("aria-invalid", "true")
+        # An unknown table says so.
+        page.goto(gateway_url + "/tables/nosuchtable")
+        expect(page.locator("#problem")).to_contain_text("does not exist")
+        # A taken name is refused in plain words.
+        page.goto(f"{gateway_url}/tables/{later['id']}")
+        call(gateway_url, "POST", f"/v1/tables/{later['id']}/seats", {"name": "cy", "buy_in": 50})
+        page.fill("#seat-form input[name=name]", "cy")
+        page.fill("#seat-form input[name=buy_in]", "50")
+        page.locator("#seat-form button[type=submit]").tap()
+        expect(page.locator("#problem")).to_contain_text("cy")
+        expect(page.locator("#seat-form")).to_be_visible()
+        page.goto(gateway_url + "/")
+        wide.goto(gateway_url + "/")
+        expect(wide.locator(f'#tables li[data-table="{later["id"]}"]')).to_be_visible()
+        shot(page, "lobby-phone")
+        shot(wide, "lobby-desktop")
+    finally:
+        phone.close()
+        desktop.close()
+
+
+def fetch(url: str) -> tuple[int, dict[str, str], bytes]:
+    """GET a URL; status, headers (lower-case names) and body, errors included."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return (
+                response.status,
+                {k.lower(): v for k, v in response.headers.items()},
+                response.read(),
+            )
+    except urllib.error.HTTPError as error:
+        return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
+
+
+def test_pages_and_assets_are_served_with_a_strict_policy(gateway_url: str) -> None:
+    for path in ("/", "/tables/anything"):
+        status, headers, body = fetch(gateway_url + path)
+        assert status == 200
+        assert headers["content-type"].startswith("text/html")
+        policy = headers["content-security-policy"]
+        assert "default-src 'none'" in policy
+        assert "script-src 'self'" in policy
+        assert "'unsafe-inline'" not in policy
+        assert headers["x-content-type-options"] == "nosniff"
+        # Only this gateway's own files, and no inline script or style.
+        html = body.decode()
+        assert "http://" not in html
+        assert "https://" not in html
+        assert "<script>" not in html
+        assert "style=" not in html
+        for asset in re.findall(r'(?:src|href)="(/web/[^"]+)"', html):
+            status, headers, _ = fetch(gateway_url + asset)
+            assert status == 200, asset
+            assert "content-security-policy" in headers
+    status, headers, _ = fetch(gateway_url + "/web/table.js")
+    assert headers["content-type"].startswith("text/javascript")
+    for missing in ("/web/nothing.js", "/web/index.html", "/web/..%2Fpages.py"):
+        status, headers, body = fetch(gateway_url + missing)
+        assert status == 404, missing
+        assert headers["content-type"] == "application/problem+json"
+        assert json.loads(body)["code"] == "route_not_found"
