@@ -157,6 +157,9 @@ end
 return 1
 """
 
+# tables created at one instant that a lobby page boundary may fall between
+_LOBBY_TIE_ROOM = 64
+
 _TABLE_FIELDS = ["state", "version", "seq", "first_event", "first_hand", "deadline", "closed"]
 
 
@@ -398,16 +401,31 @@ class TableStore:
         """Add a table to the lobby."""
         self.client.zadd(LOBBY_KEY, {table_id: created_at})
 
-    def lobby_page(self, after: float | None, limit: int) -> list[tuple[str, float]]:
-        """Up to `limit` (table id, created_at), newest first, older than `after`."""
-        top = f"({after!r}" if after is not None else "+inf"
+    def lobby_page(
+        self, after: tuple[float, str | None] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        """Up to `limit` (table id, created_at), newest first, after the (created_at, id)
+        cursor `after` (ties by id, descending, as Redis orders equal scores)."""
+        if after is None:
+            top, extra = "+inf", 0
+        else:
+            top, extra = repr(after[0]), _LOBBY_TIE_ROOM
         rows = cast(
             list[tuple[str, float]],
             self.client.zrevrangebyscore(
-                LOBBY_KEY, top, "-inf", start=0, num=limit, withscores=True
+                LOBBY_KEY, top, "-inf", start=0, num=limit + extra, withscores=True
             ),
         )
-        return [(str(table_id), float(score)) for table_id, score in rows]
+        page: list[tuple[str, float]] = []
+        for table_id, score in rows:
+            seen = (
+                after is not None
+                and float(score) == after[0]
+                and (after[1] is None or str(table_id) >= after[1])
+            )
+            if not seen:
+                page.append((str(table_id), float(score)))
+        return page[:limit]
 
     def load_many(self, table_ids: Sequence[str]) -> list[TableRecord | None]:
         """Several tables at once (one pipeline; each key may sit on its own slot)."""

@@ -28,6 +28,7 @@ import hmac
 import json
 import logging
 import math
+import re
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -82,6 +83,10 @@ def shuffled_deck() -> Deck:
     cards = list(FULL_DECK)
     secrets.SystemRandom().shuffle(cards)
     return Deck(tuple(cards), secrets.token_hex(16))
+
+
+# what new_table_id makes (and a little more, for ids of other lengths)
+_TABLE_ID = re.compile(r"[0-9a-f]{1,64}")
 
 
 def new_table_id() -> str:
@@ -264,11 +269,14 @@ class TableService:
 
     def lobby(self, limit: int, cursor: str | None) -> dict[str, Any]:
         """A page of tables, newest first."""
-        after = None
+        after: tuple[float, str | None] | None = None
         if cursor is not None:
             try:
-                after = float(cursor)
-                if not math.isfinite(after):
+                # "<created_at>:<table id>": tables created at the same instant are
+                # ordered by id, so a page boundary between them skips none
+                score, colon, last = cursor.partition(":")
+                after = (float(score), last or None)
+                if not math.isfinite(after[0]) or (colon and not _TABLE_ID.fullmatch(last)):
                     raise ValueError(cursor)
             except ValueError:
                 raise ApiError(
@@ -299,7 +307,7 @@ class TableService:
                     "created_at": created,
                 }
             )
-        next_cursor = repr(rows[-1][1]) if len(rows) == limit else None
+        next_cursor = f"{rows[-1][1]!r}:{rows[-1][0]}" if len(rows) == limit else None
         return {"tables": tables, "next_cursor": next_cursor}
 
     def events(

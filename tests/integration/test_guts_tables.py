@@ -118,6 +118,23 @@ def test_lobby_pages(gateway: Gateway) -> None:
     problem(gateway.call("GET", "/v1/tables?limit=0"), 400, "invalid_parameter")
 
 
+def test_lobby_pages_skip_no_table_created_at_the_same_instant(gateway: Gateway) -> None:
+    ids = [gateway.create(name=f"t{i}") for i in range(7)]
+    store = gateway.app.extensions["cardroom.service"].store
+    # several gateway processes can create tables within one clock tick
+    store.client.zadd("tables", dict.fromkeys(ids, 1_700_000_000.0))
+    seen: list[str] = []
+    cursor = ""
+    while True:
+        page = gateway.call("GET", f"/v1/tables?limit=2{cursor}").get_json()
+        seen += [t["id"] for t in page["tables"]]
+        if page["next_cursor"] is None:
+            break
+        cursor = f"&cursor={page['next_cursor']}"
+    assert sorted(seen) == sorted(ids)
+    assert len(seen) == len(ids)
+
+
 def test_seat_token_shown_once_and_own_cards_only(gateway: Gateway) -> None:
     table_id, (alice, bob) = start_deal(gateway)
     mine = gateway.table(table_id, alice)

@@ -414,7 +414,10 @@ def test_lobby_cursor(store_service: Any, raw: str) -> None:
         assert (page.status, page.code, page.field) == (400, "invalid_cursor", "cursor")
         return
     assert isinstance(page["tables"], list)
-    assert math.isfinite(float(raw))
+    # a cursor is "<created_at>" or "<created_at>:<table id>"
+    score, colon, last = raw.partition(":")
+    assert math.isfinite(float(score))
+    assert not colon or re.fullmatch(r"[0-9a-f]{1,64}", last)
 
 
 @pytest.fixture(scope="module")
