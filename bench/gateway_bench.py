@@ -596,7 +596,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="profile a move and a showdown")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=32)
-    parser.add_argument("--worker-class", choices=("gthread", "gevent"), default="gthread")
+    parser.add_argument("--worker-class", choices=("gthread", "gevent"), default="gevent")
     parser.add_argument(
         "--clock-interval", type=float, default=0.05, help="CLOCK_INTERVAL: the next deal's delay"
     )

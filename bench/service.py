@@ -138,7 +138,7 @@ class GatewayConfig:
 
     workers: int = 2
     threads: int = 32
-    worker_class: str = "gthread"
+    worker_class: str = "gevent"
     clock_interval: float = 0.05
     extra_env: dict[str, str] = field(default_factory=dict)
 
