@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import pytest
@@ -133,3 +135,44 @@ def redis_url(redis_process: RedisProcess) -> str:
         redis_process.start()
     redis.Redis.from_url(redis_process.url).flushall()
     return redis_process.url
+
+
+REPORTS = Path(__file__).resolve().parent.parent / "var" / "reports"
+_SESSION_STARTED = time.time()
+
+
+def _report_line(name: str, report: dict[str, Any]) -> str:
+    if name == "schema_fuzz":
+        return (
+            f"schema fuzzing: {report['operations']} operations, {report['cases']:,} cases "
+            f"({report['cases_on_real_tables']:,} on real tables), "
+            f"{report['failures']} failures, {report['seconds']} s"
+        )
+    if name == "stateful":
+        return (
+            f"stateful tables: {report['steps']:,} steps in {report['examples']} examples, "
+            f"{report['events_replayed']:,} events replayed, {report['seconds']} s"
+        )
+    if name == "uniformity":
+        games = ", ".join(
+            f"{game} min p {figures['min_p']:.3g} (global p {figures['global_p']:.3g})"
+            for game, figures in report["games"].items()
+        )
+        return f"deal uniformity: {report['deals_per_game']:,} deals per game, {games}"
+    return f"{name}: {json.dumps(report)[:200]}"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the figures the attacking tests wrote in this run (var/reports/*.json)."""
+    fresh = sorted(
+        path for path in REPORTS.glob("*.json") if path.stat().st_mtime >= _SESSION_STARTED
+    )
+    if not fresh:
+        return
+    terminalreporter.section("figures of this run (var/reports)")
+    for path in fresh:
+        try:
+            line = _report_line(path.stem, json.loads(path.read_text()))
+        except (KeyError, TypeError, ValueError) as error:
+            line = f"{path.stem}: unreadable ({error})"
+        terminalreporter.write_line(line)
