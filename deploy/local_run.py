@@ -123,6 +123,7 @@ def main() -> None:
         wait_for_port(gateway_port, "the gateway", gateway, 60)
         print(
             "\ncardroom is running:\n"
+            f"  table page http://127.0.0.1:{gateway_port}/\n"
             f"  gateway    http://127.0.0.1:{gateway_port}   (API docs: /docs)\n"
             f"  evaluator  127.0.0.1:{evaluator_port} (gRPC), "
             f"metrics http://127.0.0.1:{metrics_port}/metrics\n"
