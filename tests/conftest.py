@@ -88,9 +88,12 @@ class RedisProcess:
         """redis:// URL of the server."""
         return f"redis://127.0.0.1:{self.port}/0"
 
+    def persistence(self) -> list[str]:
+        """The server's persistence flags: none, the tests' data need not survive."""
+        return ["--save", "", "--appendonly", "no"]
+
     def start(self) -> None:
         """Start and wait until it answers."""
-
         self.process = subprocess.Popen(
             [
                 redis_server_binary(),
@@ -98,12 +101,9 @@ class RedisProcess:
                 str(self.port),
                 "--bind",
                 "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
                 "--dir",
                 self.directory,
+                *self.persistence(),
             ],
             stdout=subprocess.DEVNULL,
         )

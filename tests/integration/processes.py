@@ -25,7 +25,7 @@ import grpc
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
-from tests.conftest import RedisProcess, free_port, redis_server_binary, wait_for_redis
+from tests.conftest import RedisProcess, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "deploy" / "compose.yaml"
@@ -67,22 +67,13 @@ def deployed_redis_persistence() -> list[str]:
 class DurableRedis(RedisProcess):
     """A redis-server run with the deployed persistence flags, restartable from its files."""
 
+    def persistence(self) -> list[str]:
+        """The persistence flags the deployment runs Redis with."""
+        return deployed_redis_persistence()
+
     def start(self) -> None:
         """Start (replaying the append-only file if one exists) and wait until it answers."""
-        self.process = subprocess.Popen(
-            [
-                redis_server_binary(),
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                self.directory,
-                *deployed_redis_persistence(),
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        wait_for_redis(self.port)
+        super().start()
         # loading a large AOF answers LOADING for a moment; wait until it serves
         import redis
 
