@@ -59,6 +59,9 @@ def parse_card(text: str) -> int:
     if not isinstance(text, str):
         raise CardError(f"a card must be text such as 'Ah', got {text!r}")
     cleaned = text.strip()
+    if not cleaned.isascii():
+        # str.lower() folds look-alikes such as the Kelvin sign into "k"
+        raise CardError(f"unknown card {cleaned!r}")
     rank = _RANK_BY_TEXT.get(cleaned[:-1].lower())
     suit = SUIT_CHARS.find(cleaned[-1:].lower()) if cleaned else -1
     if rank is None or suit < 0:

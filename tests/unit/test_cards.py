@@ -104,6 +104,8 @@ def test_parse_cards_keeps_duplicates() -> None:
         ("Ahh", "'Ahh'"),
         ("A h", "'A h'"),
         (" Kq ", "'Kq'"),
+        ("\u212as", "'\u212as'"),  # the Kelvin sign, which str.lower() folds into "k"
+        ("A\u0455", "'A\u0455'"),  # a Cyrillic look-alike of "s"
     ],
 )
 def test_unknown_card(text: str, shown: str) -> None:
