@@ -493,6 +493,7 @@ def _verdict(ok: bool) -> str:
 def report(results: dict[str, Any]) -> None:
     """Print the tables of medians, ranges, ratios and targets."""
     print(f"\nmedians [min-max] of {results['rounds']} rounds; {results['machine']}")
+    print(f"redis: {results['redis']}")
     print(f"gateway: {results['gateway']}, clock every {results['clock_interval']} s")
     basic = results["requests"]
     base = basic["healthz"]["requests_per_second"]["median"]
@@ -598,6 +599,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=32)
     parser.add_argument("--worker-class", choices=("gthread", "gevent"), default="gevent")
     parser.add_argument(
+        "--durable",
+        action="store_true",
+        help="Redis as deployed: appendonly yes, appendfsync always",
+    )
+    parser.add_argument(
         "--clock-interval", type=float, default=0.05, help="CLOCK_INTERVAL: the next deal's delay"
     )
     arguments = parser.parse_args()
@@ -617,9 +623,10 @@ def main() -> None:
         "gateway": config.label,
         "clock_interval": config.clock_interval,
         "clients": CLIENTS,
+        "redis": "appendfsync always" if arguments.durable else "no persistence",
     }
     log(f"starting Redis, the evaluator and gunicorn ({config.label})")
-    service = Service(config)
+    service = Service(config, durable=arguments.durable)
     load = Load()
     try:
         log("requests: /healthz, table reads, declares, settling declares")

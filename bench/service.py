@@ -46,10 +46,15 @@ def _stop(process: subprocess.Popen[bytes] | None, grace: float = 20) -> None:
         process.wait(10)
 
 
-class RedisServer:
-    """A private redis-server on a free loopback port, nothing saved to disk."""
+# what deploy/compose.yaml runs Redis with: every write in the append-only file, fsynced
+DURABLE_FLAGS = ("--appendonly", "yes", "--appendfsync", "always", "--save", "")
+VOLATILE_FLAGS = ("--save", "", "--appendonly", "no")
 
-    def __init__(self) -> None:
+
+class RedisServer:
+    """A private redis-server on a free loopback port; `durable` fsyncs every write."""
+
+    def __init__(self, durable: bool = False) -> None:
         """Start it and wait until it answers."""
         import redis
 
@@ -62,10 +67,7 @@ class RedisServer:
                 str(self.port),
                 "--bind",
                 "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
+                *(DURABLE_FLAGS if durable else VOLATILE_FLAGS),
                 "--dir",
                 self._directory.name,
             ],
@@ -215,9 +217,9 @@ class Gateway:
 class Service:
     """Redis, evaluator and gateway together; `restart_gateway` swaps the gateway only."""
 
-    def __init__(self, config: GatewayConfig) -> None:
-        """Start all three."""
-        self.redis = RedisServer()
+    def __init__(self, config: GatewayConfig, durable: bool = False) -> None:
+        """Start all three (Redis fsyncing every write with `durable`)."""
+        self.redis = RedisServer(durable)
         try:
             self.evaluator = EvaluatorServer()
         except BaseException:
