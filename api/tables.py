@@ -22,7 +22,6 @@ answers 410 `table_closed`.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import hmac
 import json
@@ -47,7 +46,7 @@ from api.errors import (
 )
 from api.evaluator_client import EvaluatorClient
 from api.games import guts, paiute
-from api.games.common import FULL_DECK, Deck, Event, RuleError, Transition
+from api.games.common import FULL_DECK, Deck, Event, RuleError, Transition, copy_state
 from api.store import (
     Close,
     Commit,
@@ -657,7 +656,7 @@ class TableService:
         """Cash out every seat that is not in a deal; close the table once nobody is left."""
         module = GAMES[state["game"]]
         events: list[Event] = []
-        state = copy.deepcopy(state)
+        state = copy_state(state)
         if state.get("closing") is None:
             # seats in a deal leave when it ends: the closing record collects every cash-out
             state["closing"] = {"since": now, "cashed_out": []}

@@ -19,11 +19,10 @@ unknown event type is refused: either raises `ReplayError`.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from api.games.common import FULL_DECK
+from api.games.common import FULL_DECK, copy_state
 
 Table = dict[str, Any]
 Data = Mapping[str, Any]
@@ -96,7 +95,7 @@ def summary(state: Mapping[str, Any]) -> Table:
         "players": list(deal["players"]),
         "turn": deal["turn"],
         "hands": {key: list(cards) for key, cards in deal["hands"].items() if key != "ghost"},
-        "shown": copy.deepcopy(deal["shown"]),
+        "shown": copy_state(deal["shown"]),
         "outcome": deal["outcome"],
         "ended": deal["ended"],
     }
@@ -112,7 +111,7 @@ def summary(state: Mapping[str, Any]) -> Table:
                 "reshuffles": deal["reshuffles"],
                 "drawn": None if drawn is None else dict(drawn),
                 "caller": deal["caller"],
-                "claims": copy.deepcopy(deal["claims"]),
+                "claims": copy_state(deal["claims"]),
             }
         )
     table["deal"] = shown
