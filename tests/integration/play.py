@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from api.games.common import FULL_DECK, Deck
 from tests.integration.conftest import Gateway, Player
 
 T = TypeVar("T")
@@ -21,6 +22,18 @@ def wait_for(predicate: Callable[[], T], seconds: float = 10.0) -> T:
             return value
         time.sleep(0.05)
     raise AssertionError("condition not met in time")
+
+
+def seeded_decks(seed: int) -> Callable[[], Deck]:
+    """A deck source shuffling from `seed`: for tests whose checks depend on the cards."""
+    shuffler = random.Random(seed)
+
+    def deck() -> Deck:
+        cards = list(FULL_DECK)
+        shuffler.shuffle(cards)
+        return Deck(tuple(cards), f"{shuffler.getrandbits(128):032x}")
+
+    return deck
 
 
 def chips(table: dict[str, Any]) -> int:

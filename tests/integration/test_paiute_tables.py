@@ -13,7 +13,13 @@ from api import build_service, create_app
 from api.games.common import FULL_DECK, Deck
 from api.tables import shuffled_deck
 from tests.integration.conftest import Gateway, Player, gateway_settings
-from tests.integration.play import chips, paiute_table, play_paiute_turns, wait_for
+from tests.integration.play import (
+    chips,
+    paiute_table,
+    play_paiute_turns,
+    seeded_decks,
+    wait_for,
+)
 from tests.integration.transcript import Transcript
 
 
@@ -264,15 +270,8 @@ def test_a_missed_turn_is_played_by_the_server(gateway: Gateway) -> None:
 
 def test_random_games_keep_cards_private_and_chips_whole(gateway: Gateway) -> None:
     rng = random.Random(11)
-    shuffler = random.Random(12)
-
-    def seeded_deck() -> Deck:
-        # the outcomes below depend on the cards: deal them from a seed, not the OS
-        cards = list(FULL_DECK)
-        shuffler.shuffle(cards)
-        return Deck(tuple(cards), f"{shuffler.getrandbits(128):032x}")
-
-    gateway.app.extensions["cardroom.service"].deck_source = seeded_deck
+    # the outcomes below depend on the cards: deal them from a seed, not the OS
+    gateway.app.extensions["cardroom.service"].deck_source = seeded_decks(12)
     table_id, players = paiute_table(gateway, players=3, deal_pause_seconds=0, max_reshuffles=0)
     transcript = Transcript(gateway, table_id)
     act(gateway, table_id, players[0], action="start")

@@ -19,7 +19,13 @@ from api import create_app
 from evaluator.server import TlsFiles, create_server
 from tests.conftest import free_port, redis_server_binary, wait_for_redis
 from tests.integration.conftest import Gateway, gateway_settings
-from tests.integration.play import chips, paiute_table, play_guts_game, play_paiute_turns
+from tests.integration.play import (
+    chips,
+    paiute_table,
+    play_guts_game,
+    play_paiute_turns,
+    seeded_decks,
+)
 
 
 def cluster_ports(count: int) -> list[int]:
@@ -106,6 +112,8 @@ def test_guts_and_paiute_games_through_a_redis_cluster(
     redis_cluster: str, evaluator_address: str
 ) -> None:
     app = create_app(gateway_settings(redis_cluster, evaluator_address, redis_cluster=True))
+    # the checks below depend on the cards: deal them from a seed, not the OS
+    app.extensions["cardroom.service"].deck_source = seeded_decks(13)
     gateway = Gateway(app, app.test_client())
     try:
         for options in (
