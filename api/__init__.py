@@ -41,6 +41,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     """The Flask application; with `settings.clock`, a clock thread runs in this process."""
     from flask import Flask
 
+    from api import http_json
     from api.docs import docs_blueprint
     from api.errors import install_error_handlers
     from api.ratelimit import install_body_limit, install_rate_limits
@@ -57,7 +58,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     service = service or build_service(settings)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = 256 * 1024
-    app.json.sort_keys = False  # type: ignore[attr-defined]
+    http_json.install(app)
     app.extensions["cardroom.settings"] = settings
     app.extensions["cardroom.service"] = service
     install_error_handlers(app)

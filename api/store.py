@@ -32,13 +32,14 @@ kept deal (XTRIM MINID), recording the oldest kept event and hand in the table h
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import redis
 import redis.cluster
+
+from api import jsonio
 
 RedisClient = redis.Redis | redis.cluster.RedisCluster
 
@@ -271,7 +272,7 @@ def _record(table_id: str, values: Sequence[Any]) -> TableRecord | None:
         return None
     return TableRecord(
         table_id,
-        json.loads(values[0]),
+        jsonio.loads(values[0]),
         int(values[1]),
         int(values[2] or 0),
         int(values[3] or 1),
@@ -314,10 +315,10 @@ class TableStore:
         position = 1
         if token is not None:
             raw = replies[position]
-            read.player = None if raw is None else dict(json.loads(raw))
+            read.player = None if raw is None else dict(jsonio.loads(raw))
             position += 1
         if replay_key is not None and replies[position] is not None:
-            read.replay = dict(json.loads(replies[position]))
+            read.replay = dict(jsonio.loads(replies[position]))
         return read
 
     def commit(self, change: Commit) -> bool:
@@ -333,13 +334,13 @@ class TableStore:
         args: list[Any] = [
             record.version,
             record.version + 1,
-            json.dumps(change.state, separators=(",", ":")),
+            jsonio.dumps(change.state),
             change.events[-1]["id"] if change.events else record.seq,
             scheduled,
             len(change.events),
         ]
         for item in change.events:
-            args += [f"{item['id']}-0", json.dumps(item, separators=(",", ":"))]
+            args += [f"{item['id']}-0", jsonio.dumps(item)]
         args.append(len(change.token_sets) + len(change.token_deletes))
         for name, value in change.token_sets.items():
             args += ["set", name, value]
@@ -488,14 +489,14 @@ class TableStore:
             entries = cast(
                 list[tuple[str, dict[str, str]]], self.client.xrange(key, f"({after}-0", "+")
             )
-            return [json.loads(fields["event"]) for _, fields in entries]
+            return [jsonio.loads(fields["event"]) for _, fields in entries]
         reply = cast(
             list[tuple[str, list[tuple[str, dict[str, str]]]]] | None,
             self.client.xread({key: f"{after}-0"}, block=max(block_ms, 1)),
         )
         events: list[dict[str, Any]] = []
         for _stream, stream_entries in reply or []:
-            events += [json.loads(fields["event"]) for _, fields in stream_entries]
+            events += [jsonio.loads(fields["event"]) for _, fields in stream_entries]
         return events
 
     def first_event_after(self, table_id: str, after: int) -> int | None:
@@ -512,30 +513,30 @@ class TableStore:
             list[tuple[str, dict[str, str]]],
             self.client.xrange(events_key(table_id), f"{first}-0", f"{last}-0"),
         )
-        return [json.loads(fields["event"]) for _, fields in entries]
+        return [jsonio.loads(fields["event"]) for _, fields in entries]
 
     def player_for_token(self, table_id: str, token: str) -> dict[str, Any] | None:
         """The player a seat token belongs to ({"player": id, "seat": n}), or None."""
         raw = self.client.hget(tokens_key(table_id), token_digest(token))
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(jsonio.loads(raw))
 
     def hand(self, table_id: str, hand_number: int) -> dict[str, Any] | None:
         """A finished deal's history."""
         raw = self.client.get(hand_key(table_id, hand_number))
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(jsonio.loads(raw))
 
     def get_json(self, key: str) -> dict[str, Any] | None:
         """A JSON value (idempotency records, closing records)."""
         raw = self.client.get(key)
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(jsonio.loads(raw))
 
     def claim(self, key: str, value: Mapping[str, Any], ttl: int) -> bool:
         """Set a JSON value unless the key exists; True if this call set it."""
-        return bool(self.client.set(key, json.dumps(value), nx=True, ex=ttl))
+        return bool(self.client.set(key, jsonio.dumps(value), nx=True, ex=ttl))
 
     def put_json(self, key: str, value: Mapping[str, Any], ttl: int) -> None:
         """Set a JSON value with a lifetime."""
-        self.client.set(key, json.dumps(value), ex=ttl)
+        self.client.set(key, jsonio.dumps(value), ex=ttl)
 
     def delete(self, keys: Iterable[str]) -> None:
         """Delete keys (one by one: they may sit on different slots)."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import math
 import re
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from api import jsonio
 from api.errors import (
     ApiError,
     from_rule_error,
@@ -472,7 +472,7 @@ class TableService:
             seat = next(e["data"]["seat"] for e in events if e["type"] == "seated")
             player = state["seats"][str(seat)]["player_id"]
             return {
-                token_digest(token): json.dumps({"player": player, "seat": seat}),
+                token_digest(token): jsonio.dumps({"player": player, "seat": seat}),
                 f"player:{player}": token_digest(token),
             }
 
@@ -760,7 +760,7 @@ class TableService:
             "first_event": state.get("deal_first_event", 1),
             "last_event": last,
         }
-        extra[hand_key(record.table_id, deal["number"])] = (json.dumps(history), 0)
+        extra[hand_key(record.table_id, deal["number"])] = (jsonio.dumps(history), 0)
         return extra, int(deal["number"])
 
     def _trim(self, record: TableRecord, finished: int) -> Trim | None:
@@ -874,7 +874,7 @@ class TableService:
         if seal is not None and "token" in body:
             value["sealed_token"] = _seal_token(body.pop("token"), idempotency.key)
         value["body"] = body
-        return json.dumps(value)
+        return jsonio.dumps(value)
 
     def _remember(self, key: str, idempotency: Idempotency | None, outcome: Outcome) -> None:
         if idempotency is not None:
@@ -950,7 +950,7 @@ class TableService:
                 change.deadline = None
                 change.close = self._close(record, state, now)
                 change.extra[closed_key(table_id)] = (
-                    json.dumps(self._closing_record(state, stored)),
+                    jsonio.dumps(self._closing_record(state, stored)),
                     self.closed_record_seconds,
                 )
             if token_sets is not None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 
+from api import jsonio
 from api.errors import ApiError, problem
 from api.schemas import parse_json_body
 from api.settings import Settings
@@ -214,13 +214,13 @@ def event_stream(table_id: str) -> Response:
                 if error.code != "history_trimmed":
                     raise
                 # the stream has begun: the problem goes to the client as its last event
-                data = json.dumps(error.body(instance), separators=(",", ":"))
+                data = jsonio.dumps(error.body(instance))
                 yield f"event: history_trimmed\ndata: {data}\n\n"
                 return
             if not items:
                 yield ": keep-alive\n\n"
             for item in items:
-                data = json.dumps(item, separators=(",", ":"))
+                data = jsonio.dumps(item)
                 yield f"id: {item['id']}\nevent: {item['type']}\ndata: {data}\n\n"
                 if item["type"] == "table_closed":
                     return

@@ -65,7 +65,9 @@ class Transcript:
             page = self.get(
                 viewer, "GET", f"/v1/tables/{self.table_id}/events?after={self.cursors.get(key, 0)}"
             )
-            self.cursors[key] = page.get_json()["next"]
+            body = page.get_json()
+            assert page.status_code == 200, (page.status_code, body)
+            self.cursors[key] = body["next"]
 
     def forbidden(self, viewer: Player | None, deal_number: int) -> set[str]:
         deal = self.deals.get(deal_number)
