@@ -34,6 +34,7 @@ def build_service(settings: Settings) -> TableService:
         history_deals=settings.history_deals,
         idle_seconds=settings.table_idle_seconds,
         closed_record_seconds=settings.closed_record_seconds,
+        warm_tables=settings.warm_tables,
     )
 
 

@@ -54,6 +54,8 @@ class Settings:
     history_deals: int = 1000
     table_idle_seconds: float = 86_400.0
     closed_record_seconds: int = 30 * 86_400
+    # Moves on the last warm_tables tables a process changed skip the read (api.warm).
+    warm_tables: int = 1000
     # Abuse limits (api.ratelimit), each per rate_limit_window seconds; 0 turns one off.
     # An address may be a NAT or an office, so it gets ten seats' worth of requests.
     rate_limit_per_address: int = 12_000
@@ -93,6 +95,7 @@ class Settings:
             closed_record_seconds=int(
                 _number(env, "CLOSED_RECORD_SECONDS", cls.closed_record_seconds, 60, 365 * 86_400)
             ),
+            warm_tables=int(_number(env, "WARM_TABLES", cls.warm_tables, 0, 10**6)),
             rate_limit_per_address=int(
                 _number(env, "RATE_LIMIT_PER_ADDRESS", cls.rate_limit_per_address, 0, 10**9)
             ),

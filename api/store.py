@@ -3,8 +3,9 @@
 Every key of a table carries the table id as a hash tag (`{id}`), so a table lives on
 one Redis Cluster slot and one Lua script can change all of its keys at once:
 
-    table:{id}            hash: state (JSON), version, seq (last event id), deadline (as
-                          scheduled), first_event / first_hand (oldest kept), closed
+    table:{id}            hash: state (JSON), version, stamp (random, per commit), seq
+                          (last event id), deadline (as scheduled), first_event /
+                          first_hand (oldest kept), closed
     table:{id}:events     stream of events; entry ids are `<seq>-0`, so seq is the cursor
     table:{id}:tokens     hash: sha256(token) -> player JSON; "player:<id>" -> sha256
     table:{id}:hand:<n>   JSON hand history of deal n, written when the deal ends
@@ -20,9 +21,13 @@ A change is computed in Python from the state read, then written by `commit`, on
 script that writes only if the version is still the one read (optimistic concurrency):
 a lost race changes nothing and the caller recomputes from the new state. A move costs
 two round trips: `read` (table, seat token and idempotency record in one pipeline, all
-on the table's slot) and `commit`. On a single Redis the commit also schedules the
-table in `deadlines`; on a cluster that key sits on another slot, so the schedule is
-a third round trip, sent only when the table's deadline changed.
+on the table's slot) and `commit`; one, the commit, when the gateway process made the
+table's last change itself and computes from that (`api.warm`). The version and a
+random stamp that each commit writes are both compared, so a Redis that lost writes
+and brought a table back to a version it had before is not taken for the same table.
+On a single Redis the commit also schedules the table in `deadlines` when its deadline
+changed; on a cluster that key sits on another slot, so the schedule is one more round
+trip, sent only when the script reports that the deadline changed.
 
 Retention: when a deal ends, the commit keeps the hand histories of the last
 `history_deals` deals and trims the events stream to the first event of the oldest
@@ -32,6 +37,7 @@ kept deal (XTRIM MINID), recording the oldest kept event and hand in the table h
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -49,20 +55,29 @@ DEADLINES_KEY = "deadlines"
 _COMMIT = """
 -- KEYS[1] table hash, KEYS[2] events stream, KEYS[3] tokens hash, KEYS[4..] as ARGV says
 -- ARGV: expected version, new version, state JSON, last seq, scheduled deadline,
+--       expected stamp, new stamp, index in KEYS of a key that must not exist (0: none),
 --       event count, (id, payload) pairs,
 --       token-op count, (op, field, value) triples,
 --       extra-key count, (value, ttl seconds or 0) pairs, one key each,
 --       trim count (0: none; else first kept hand, its key, then keys to delete),
 --       close count (0: none; else grace ttl, closed_at, then hand keys to delete),
---       deadline op ("set" score member | "del" member | "none"), its key unless "none",
+--       deadline op ("sync" member: schedule at ARGV[5] if it changed | "del" member |
+--       "none"), its key unless "none",
 --       lobby op ("del" member | "none"), its key unless "none"
-local current = redis.call('HGET', KEYS[1], 'version') or '0'
-if current ~= ARGV[1] then
+-- Returns 0 if the version or stamp changed (nothing written), 2 if the table's
+-- deadline changed, else 1.
+local current = redis.call('HMGET', KEYS[1], 'version', 'stamp', 'deadline')
+if (current[1] or '0') ~= ARGV[1] or (current[2] or '') ~= ARGV[6] then
   return 0
 end
+local absent = tonumber(ARGV[8])
+if absent > 0 and redis.call('EXISTS', KEYS[absent]) == 1 then
+  return 0
+end
+local moved = (current[3] or '') ~= ARGV[5]
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'version', ARGV[2], 'seq', ARGV[4],
-  'deadline', ARGV[5])
-local i = 6
+  'deadline', ARGV[5], 'stamp', ARGV[7])
+local i = 9
 local k = 4
 local events = tonumber(ARGV[i]); i = i + 1
 for _ = 1, events do
@@ -126,9 +141,15 @@ if close > 0 then
   end
 end
 local deadline = ARGV[i]; i = i + 1
-if deadline == 'set' then
-  redis.call('ZADD', KEYS[k], ARGV[i], ARGV[i + 1])
-  i = i + 2
+if deadline == 'sync' then
+  if moved then
+    if ARGV[5] == '' then
+      redis.call('ZREM', KEYS[k], ARGV[i])
+    else
+      redis.call('ZADD', KEYS[k], ARGV[5], ARGV[i])
+    end
+  end
+  i = i + 1
   k = k + 1
 elseif deadline == 'del' then
   redis.call('ZREM', KEYS[k], ARGV[i])
@@ -137,6 +158,9 @@ elseif deadline == 'del' then
 end
 if ARGV[i] == 'del' then
   redis.call('ZREM', KEYS[k], ARGV[i + 1])
+end
+if moved then
+  return 2
 end
 return 1
 """
@@ -161,7 +185,16 @@ return 1
 # tables created at one instant that a lobby page boundary may fall between
 _LOBBY_TIE_ROOM = 64
 
-_TABLE_FIELDS = ["state", "version", "seq", "first_event", "first_hand", "deadline", "closed"]
+_TABLE_FIELDS = [
+    "state",
+    "version",
+    "seq",
+    "first_event",
+    "first_hand",
+    "deadline",
+    "closed",
+    "stamp",
+]
 
 
 def table_key(table_id: str) -> str:
@@ -208,7 +241,8 @@ class TableRecord:
 
     `first_event` and `first_hand` are the oldest event and hand history still kept;
     `scheduled` is the deadline the table was last scheduled at ("" for none, None if
-    unknown); `closed` is set once the table was closed.
+    unknown); `closed` is set once the table was closed; `stamp` is the random value
+    its last commit wrote ("" before the first), compared with the version.
     """
 
     table_id: str
@@ -219,6 +253,7 @@ class TableRecord:
     first_hand: int = 1
     scheduled: str | None = None
     closed: bool = False
+    stamp: str = ""
 
 
 @dataclass
@@ -228,6 +263,8 @@ class MoveRead:
     record: TableRecord | None
     player: dict[str, Any] | None = None
     replay: dict[str, Any] | None = None
+    # every seat token's entry, by digest, when the read asked for them all
+    players: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -249,7 +286,7 @@ class Close:
 
 @dataclass
 class Commit:
-    """Everything one change writes, atomically, if the version still matches."""
+    """Everything one change writes, atomically, if the version and stamp still match."""
 
     record: TableRecord
     state: dict[str, Any]
@@ -260,6 +297,10 @@ class Commit:
     deadline: float | None = None
     trim: Trim | None = None
     close: Close | None = None
+    stamp: str = field(default_factory=lambda: secrets.token_hex(8))
+    # one of the `extra` keys that must not exist yet (the move's idempotency record,
+    # when it was not read first): the commit fails, writing nothing, if it does
+    absent: str | None = None
 
 
 def deadline_field(deadline: float | None) -> str:
@@ -279,6 +320,7 @@ def _record(table_id: str, values: Sequence[Any]) -> TableRecord | None:
         int(values[4] or 1),
         values[5],
         bool(values[6]),
+        values[7] or "",
     )
 
 
@@ -302,18 +344,39 @@ class TableStore:
             table_id, cast(list[Any], self.client.hmget(table_key(table_id), _TABLE_FIELDS))
         )
 
-    def read(self, table_id: str, token: str | None, replay_key: str | None) -> MoveRead:
-        """The table, the token's entry and the replay record: one pipelined round trip."""
+    def read(
+        self,
+        table_id: str,
+        token: str | None,
+        replay_key: str | None,
+        all_players: bool = False,
+    ) -> MoveRead:
+        """The table, the token's entry and the replay record: one pipelined round trip.
+
+        With `all_players`, every seat token's entry is read (a few hundred bytes more),
+        for a caller that keeps them (`api.warm`).
+        """
         pipe = self.client.pipeline(transaction=False)
         pipe.hmget(table_key(table_id), _TABLE_FIELDS)
-        if token is not None:
+        if all_players:
+            pipe.hgetall(tokens_key(table_id))
+        elif token is not None:
             pipe.hget(tokens_key(table_id), token_digest(token))
         if replay_key is not None:
             pipe.get(replay_key)
         replies = cast(list[Any], pipe.execute())
         read = MoveRead(_record(table_id, replies[0]))
         position = 1
-        if token is not None:
+        if all_players:
+            read.players = {
+                name: dict(jsonio.loads(value))
+                for name, value in cast(dict[str, str], replies[position]).items()
+                if not name.startswith("player:")
+            }
+            if token is not None:
+                read.player = read.players.get(token_digest(token))
+            position += 1
+        elif token is not None:
             raw = replies[position]
             read.player = None if raw is None else dict(jsonio.loads(raw))
             position += 1
@@ -337,6 +400,9 @@ class TableStore:
             jsonio.dumps(change.state),
             change.events[-1]["id"] if change.events else record.seq,
             scheduled,
+            record.stamp,
+            change.stamp,
+            0,  # set below, once the keys are known
             len(change.events),
         ]
         for item in change.events:
@@ -350,6 +416,8 @@ class TableStore:
         for key, (value, ttl) in change.extra.items():
             keys.append(key)
             args += [value, ttl]
+        if change.absent is not None:
+            args[7] = keys.index(change.absent) + 1
         if change.trim is None:
             args.append(0)
         else:
@@ -362,23 +430,25 @@ class TableStore:
             close = change.close
             args += [1 + len(close.drop_hands), close.grace, repr(close.closed_at)]
             keys += [hand_key(table_id, number) for number in close.drop_hands]
-        reschedule = scheduled != record.scheduled or change.close is not None
-        if self.cluster or not reschedule:
+        # the script compares the deadline with the one stored, so a record that is
+        # not fresh from Redis (api.warm) schedules right too
+        if self.cluster:
             args.append("none")
-        elif change.deadline is None:
+        elif change.close is not None:
             args += ["del", table_id]
             keys.append(DEADLINES_KEY)
         else:
-            args += ["set", scheduled, table_id]
+            args += ["sync", table_id]
             keys.append(DEADLINES_KEY)
         if self.cluster or change.close is None:
             args.append("none")
         else:
             args += ["del", table_id]
             keys.append(LOBBY_KEY)
-        if not self._commit(keys=keys, args=args):
+        done = self._commit(keys=keys, args=args)
+        if not done:
             return False
-        if self.cluster and reschedule:
+        if self.cluster and (done == 2 or change.close is not None):
             self.schedule(table_id, change.deadline)
         if self.cluster and change.close is not None:
             self.client.zrem(LOBBY_KEY, table_id)

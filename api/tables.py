@@ -55,10 +55,13 @@ from api.store import (
     TableStore,
     Trim,
     closed_key,
+    deadline_field,
     hand_key,
     idempotency_key,
     token_digest,
 )
+from api.telemetry import WARM_MOVES
+from api.warm import WarmTables
 
 log = logging.getLogger("cardroom.tables")
 
@@ -68,6 +71,8 @@ MOVES = {
     "paiute": frozenset({"start", "rebuy", "draw", "discard", "call"}),
 }
 MAX_ATTEMPTS = 16
+# a table whose deadline is this close is not kept warm (api.warm): the clock moves next
+WARM_DUE_MARGIN = 1.0
 IDEMPOTENCY_PENDING_SECONDS = 60
 # watchers still receive a closed table's last events for this long; then its keys go
 CLOSE_GRACE_SECONDS = 60
@@ -196,12 +201,14 @@ class TableService:
         history_deals: int = 1000,
         idle_seconds: float = 86_400.0,
         closed_record_seconds: int = 30 * 86_400,
+        warm_tables: int = 1000,
     ) -> None:
         """Use this store and evaluator; `clock` gives the time, `deck_source` the decks.
 
         Keep the history of the last `history_deals` deals; close a table after
         `idle_seconds` without a player's move (0: never), keeping its closing record
-        for `closed_record_seconds`.
+        for `closed_record_seconds`. Moves on the last `warm_tables` tables this
+        process changed are computed without reading them first (`api.warm`).
         """
         self.store = store
         self.evaluator = evaluator
@@ -211,6 +218,7 @@ class TableService:
         self.history_deals = history_deals
         self.idle_seconds = idle_seconds
         self.closed_record_seconds = closed_record_seconds
+        self.warm = WarmTables(warm_tables)
 
     # ------------------------------------------------------------------ reading
 
@@ -901,30 +909,53 @@ class TableService:
 
         Each attempt is one read (table, the seat token's entry, the idempotency
         record: one pipeline) and one commit. With `authorize`, the token's holder is
-        found in that same read and passed to it before anything else is checked.
+        found in that same read and passed to it before anything else is checked. The
+        first attempt skips the read when this process made the table's last change
+        (`api.warm`); it never answers with an error, which only a read may justify.
         """
         idem_key = idempotency_key(table_id, idempotency.key) if idempotency else None
-        for _attempt in range(MAX_ATTEMPTS):
-            read: MoveRead = self.store.read(table_id, token, idem_key)
-            record = self._open_table(table_id, read.record)
-            if authorize is not None:
-                authorize(self._viewer_of(record, token, read.player))
-            if idempotency is not None:
-                replay = self._replay_record(read.replay, idempotency)
-                if replay is not None:
-                    return replay
-            if if_match is not None and not _etag_matches(if_match, record.version):
-                raise stale_version(f'"{record.version}"')
+        digest = None if token is None else token_digest(token)
+        for attempt in range(MAX_ATTEMPTS):
+            warm = self.warm.get(table_id, digest) if attempt == 0 else None
+            if warm is None:
+                read: MoveRead = self.store.read(
+                    table_id, token, idem_key, all_players=self.warm.capacity > 0
+                )
+            else:
+                # this process made the table's last change: compute from it and let
+                # the commit's compare-and-set tell whether it still is the last
+                read = MoveRead(*warm)
             try:
-                state, events = move(record.state)
-                state, events = self._settle(state, events)
-            except RuleError as error:
-                failure = from_rule_error(error.code, error.detail, error.field)
-                if idem_key is not None:
-                    self._remember(idem_key, idempotency, self._error_outcome(failure))
-                raise failure from None
+                record = self._open_table(table_id, read.record)
+                if authorize is not None:
+                    authorize(self._viewer_of(record, token, read.player))
+                if idempotency is not None:
+                    replay = self._replay_record(read.replay, idempotency)
+                    if replay is not None:
+                        return replay
+                if if_match is not None and not _etag_matches(if_match, record.version):
+                    raise stale_version(f'"{record.version}"')
+                try:
+                    state, events = move(record.state)
+                    state, events = self._settle(state, events)
+                except RuleError as error:
+                    failure = from_rule_error(error.code, error.detail, error.field)
+                    if idem_key is not None and warm is None:
+                        self._remember(idem_key, idempotency, self._error_outcome(failure))
+                    raise failure from None
+            except ApiError:
+                if warm is None:
+                    raise
+                # a refusal is only given from a fresh read: the table may have moved on
+                self.warm.forget(table_id)
+                WARM_MOVES.labels("refused").inc()
+                continue
             now = self.clock()
             if skip_empty and not events:
+                if warm is not None:
+                    # nothing to do by this process's view of the table: make sure
+                    self.warm.forget(table_id)
+                    continue
                 self._keep_scheduled(record, now)
                 return respond(state, [])
             stored = self._stored_events(record, state, events, now)
@@ -961,8 +992,16 @@ class TableService:
                     self._record_value(idempotency, outcome, seal),
                     self.idempotency_ttl,
                 )
+                if warm is not None:
+                    change.absent = idem_key  # its replay record was not read
             if self.store.commit(change):
+                if warm is not None:
+                    WARM_MOVES.labels("hit").inc()
+                self._remember_commit(change, read, now)
                 return outcome
+            self.warm.forget(table_id)
+            if warm is not None:
+                WARM_MOVES.labels("stale").inc()
         raise ApiError(
             409,
             "conflict",
@@ -970,6 +1009,36 @@ class TableService:
             "The table changed too often to apply this move; try again.",
             headers={"Retry-After": "1"},
         )
+
+    def _remember_commit(self, change: Commit, read: MoveRead, now: float) -> None:
+        """Keep the committed table in `warm`, unless Redis now holds what Python does not.
+
+        A trim moves the table's first kept event to a value only the script reads; a
+        closed table takes no more moves. A table whose deadline is (nearly) due is
+        changed next by a clock, likely another process's: a guess would be wasted work.
+        """
+        record = change.record
+        due_soon = change.deadline is not None and change.deadline - now < WARM_DUE_MARGIN
+        if change.trim is not None or change.close is not None or due_soon:
+            self.warm.forget(record.table_id)
+            return
+        committed = TableRecord(
+            record.table_id,
+            change.state,
+            record.version + 1,
+            change.events[-1]["id"] if change.events else record.seq,
+            record.first_event,
+            record.first_hand,
+            deadline_field(change.deadline),
+            False,
+            change.stamp,
+        )
+        seen = dict(read.players)
+        for name, value in change.token_sets.items():
+            if not name.startswith("player:"):
+                seen[name] = jsonio.loads(value)
+        departed = [name.split(":", 1)[1] for name in change.token_deletes]
+        self.warm.put(committed, seen, departed)
 
     @staticmethod
     def _departed_tokens(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

@@ -28,6 +28,14 @@ LATENCY = Histogram(
     ["method", "route"],
     registry=REGISTRY,
 )
+WARM_MOVES = Counter(
+    "cardroom_warm_moves",
+    "Changes computed from the table as this process last committed it, without a read"
+    " (api.warm), by result: hit (committed in one round trip), stale (another change"
+    " came first: read and computed again), refused (an error is only given from a read).",
+    ["result"],
+    registry=REGISTRY,
+)
 _UNTIMED = frozenset({"tables.events", "tables.event_stream"})
 
 

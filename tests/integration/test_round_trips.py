@@ -4,6 +4,9 @@ The gateway's store client is given a connection class that counts what it sends
 each `send_packed_command` is one request to Redis (a pipeline is sent in one), and
 the command names are read back from the RESP it carries. The clock is off, so only
 the request under test talks to Redis.
+
+A move on a table this process changed last is one round trip (the commit: api.warm);
+on any other table it is two (a read, then the commit).
 """
 
 from __future__ import annotations
@@ -73,12 +76,14 @@ def counting_client(url: str, wire: Wire) -> redis.Redis:
     return redis.Redis(connection_pool=pool)
 
 
-@pytest.fixture
-def counted(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, Wire]]:
-    """A gateway (no clock, no rate limits) whose Redis traffic is counted."""
-    wire = Wire()
+def counted_gateway(
+    redis_url: str, evaluator_address: str, wire: Wire, warm_tables: int = 1000
+) -> Gateway:
+    """A gateway (no clock, no rate limits) whose Redis traffic goes to `wire`."""
     evaluator = EvaluatorClient(evaluator_address, 5.0)
-    service = TableService(TableStore(counting_client(redis_url, wire)), evaluator)
+    service = TableService(
+        TableStore(counting_client(redis_url, wire)), evaluator, warm_tables=warm_tables
+    )
     names = {item.name for item in dataclasses.fields(Settings)}
     overrides = {
         name: 0 for name in ("rate_limit_per_address", "rate_limit_per_token") if name in names
@@ -87,8 +92,39 @@ def counted(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, W
         gateway_settings(redis_url, evaluator_address, clock=False, **overrides), service=service
     )
     app.testing = True
-    yield Gateway(app, app.test_client()), wire
-    evaluator.close()
+    return Gateway(app, app.test_client())
+
+
+@pytest.fixture
+def counted(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, Wire]]:
+    """A gateway that reads every table before a move (WARM_TABLES=0), traffic counted."""
+    wire = Wire()
+    gateway = counted_gateway(redis_url, evaluator_address, wire, warm_tables=0)
+    yield gateway, wire
+    gateway.app.extensions["cardroom.service"].evaluator.close()
+
+
+@pytest.fixture
+def two_gateways(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, Gateway, Wire]]:
+    """Two gateway processes' apps on one Redis, as deployed (warm tables on); the
+    first one's traffic is counted."""
+    wire = Wire()
+    first = counted_gateway(redis_url, evaluator_address, wire)
+    second = counted_gateway(redis_url, evaluator_address, Wire())
+    yield first, second, wire
+    for gateway in (first, second):
+        gateway.app.extensions["cardroom.service"].evaluator.close()
+
+
+def keyed_move(gateway: Gateway, table_id: str, player: Player, key: str, **action: Any) -> Any:
+    """A move sent with an Idempotency-Key."""
+    return gateway.call(
+        "POST",
+        f"/v1/tables/{table_id}/actions",
+        player,
+        json=action,
+        headers={"Idempotency-Key": key},
+    )
 
 
 def _three_players(gateway: Gateway) -> tuple[str, list[Player]]:
@@ -121,6 +157,32 @@ def test_a_move_is_one_read_and_one_commit(counted: tuple[Gateway, Wire]) -> Non
     assert gateway.call("GET", f"/v1/tables/{table_id}/hands/1").status_code == 200
 
 
+def test_an_idempotent_warm_move_refuses_to_overwrite_its_record(
+    two_gateways: tuple[Gateway, Gateway, Wire],
+) -> None:
+    """Warm, a keyed move commits only if its record does not exist; a replay reads it."""
+    gateway, _, wire = two_gateways
+    table_id, players = _three_players(gateway)
+    wire.take()
+
+    def rebuy() -> Any:
+        return keyed_move(gateway, table_id, players[0], "rebuy-1", action="rebuy", amount=5)
+
+    first = rebuy()
+    assert first.status_code == 200, first.get_json()
+    assert wire.take() == [["EVALSHA"]]
+    # a rebuy is legal again on the new state: the commit finds the record and
+    # writes nothing; the read that follows finds the record and replays it
+    replay = rebuy()
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.get_json() == first.get_json()
+    assert wire.take() == [["EVALSHA"], ["HMGET", "HGETALL", "GET"]]
+    assert (
+        gateway.table(table_id, players[0])["seats"][str(players[0].seat)]["stack"]
+        == (first.get_json()["table"]["seats"][str(players[0].seat)]["stack"])
+    )
+
+
 def test_an_idempotent_move_reads_its_record_in_the_same_round_trip(
     counted: tuple[Gateway, Wire],
 ) -> None:
@@ -130,13 +192,7 @@ def test_an_idempotent_move_reads_its_record_in_the_same_round_trip(
     wire.take()
 
     def start() -> Any:
-        return gateway.call(
-            "POST",
-            f"/v1/tables/{table_id}/actions",
-            players[0],
-            json={"action": "start"},
-            headers={"Idempotency-Key": "start-1"},
-        )
+        return keyed_move(gateway, table_id, players[0], "start-1", action="start")
 
     first = start()
     assert first.status_code == 200, first.get_json()
@@ -161,6 +217,63 @@ def test_seating_and_reading_round_trips(counted: tuple[Gateway, Wire]) -> None:
     assert wire.take() == [["HMGET"]]
     gateway.events(table_id, player)
     assert wire.take() == [["HMGET", "HGET"], ["XRANGE"]]
+
+
+def test_a_move_on_a_table_this_process_changed_last_is_one_round_trip(
+    two_gateways: tuple[Gateway, Gateway, Wire],
+) -> None:
+    """The commit alone, when this process made the last change; a read too otherwise."""
+    gateway, other, wire = two_gateways
+    table_id, players = _three_players(gateway)
+    wire.take()
+    assert gateway.act(table_id, players[0], action="start").status_code == 200
+    assert wire.take() == [["EVALSHA"]]
+    assert gateway.act(table_id, players[0], action="declare", choice="in").status_code == 200
+    assert wire.take() == [["EVALSHA"]]
+
+    # another gateway moves: this one's commit finds the table changed, writes nothing,
+    # and the move is read and computed again
+    assert other.act(table_id, players[1], action="declare", choice="out").status_code == 200
+    response = gateway.act(table_id, players[2], action="declare", choice="in")
+    assert response.status_code == 200, response.get_json()
+    assert any(e["type"] == "deal_ended" for e in response.get_json()["events"])
+    assert wire.take() == [["EVALSHA"], ["HMGET", "HGETALL"], ["EVALSHA"]]
+    assert response.get_json()["table"]["version"] == other.table(table_id)["version"]
+
+
+def test_a_stamp_that_changed_makes_the_commit_read_again(
+    two_gateways: tuple[Gateway, Gateway, Wire], redis_url: str
+) -> None:
+    """Same version, other stamp (a Redis that lost writes and took others): not written."""
+    gateway, _, wire = two_gateways
+    table_id, players = _three_players(gateway)
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    client.hset(f"table:{{{table_id}}}", "stamp", "0000000000000000")
+    client.close()
+    wire.take()
+    assert gateway.act(table_id, players[0], action="start").status_code == 200
+    assert wire.take() == [["EVALSHA"], ["HMGET", "HGETALL"], ["EVALSHA"]]
+
+
+def test_a_read_learns_every_seat_token_of_the_table(
+    two_gateways: tuple[Gateway, Gateway, Wire],
+) -> None:
+    """After a read, every seated player's move is warm; an unknown token reads first."""
+    gateway, other, wire = two_gateways
+    table_id, players = _three_players(gateway)
+    newcomer = other.sit(table_id, "newcomer")
+    wire.take()
+    # the table changed at the other gateway: the start is read again, with every token
+    assert gateway.act(table_id, players[0], action="start").status_code == 200
+    assert wire.take() == [["EVALSHA"], ["HMGET", "HGETALL"], ["EVALSHA"]]
+    response = gateway.act(table_id, newcomer, action="declare", choice="in")
+    assert response.status_code == 200, response.get_json()
+    assert wire.take() == [["EVALSHA"]]
+    # a token nobody holds is never taken on trust: read, then refused
+    stranger = Player("stranger", 9, "not-a-token")
+    response = gateway.act(table_id, stranger, action="declare", choice="in")
+    assert response.status_code == 401
+    assert wire.take() == [["HMGET", "HGETALL"]]
 
 
 def test_a_refused_move_writes_nothing(counted: tuple[Gateway, Wire]) -> None:
@@ -208,13 +321,14 @@ def test_on_a_redis_cluster_a_move_is_still_one_read_and_one_commit(
     try:
         table_id, players = _three_players(gateway)
         wire.take()
-        # the deal's timer starts: the schedule moves, a third round trip
+        # the deal's timer starts: the schedule moves, one more round trip (the table
+        # was seated through this process, so the move is not read first)
         assert gateway.act(table_id, players[0], action="start").status_code == 200
-        assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"], ["ZADD"]]
+        assert wire.take() == [["EVALSHA"], ["ZADD"]]
         # a declaration leaves the timer as it was
         response = gateway.act(table_id, players[0], action="declare", choice="in")
         assert response.status_code == 200, response.get_json()
-        assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"]]
+        assert wire.take() == [["EVALSHA"]]
     finally:
         evaluator.close()
         client.close()
