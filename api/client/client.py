@@ -35,10 +35,11 @@ Source = Literal["stock", "discard"]
 ETag = str | Table
 
 
-def _etag(value: ETag | None) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return value.etag
+def _etag_header(name: str, value: ETag | None) -> dict[str, str]:
+    """`{name: the ETag}` for a conditional request, or no header without one."""
+    if value is None:
+        return {}
+    return {name: value if isinstance(value, str) else value.etag}
 
 
 def _events(items: Sequence[Mapping[str, Any]]) -> list[Event]:
@@ -167,10 +168,7 @@ class Client:
         self, table_id: str, if_none_match: ETag | None, *, seat: Seat | None = None
     ) -> Table | None:
         """The table, or None while its ETag is still `if_none_match` (a Table or '"4"')."""
-        headers = {}
-        tag = _etag(if_none_match)
-        if tag is not None:
-            headers["If-None-Match"] = tag
+        headers = _etag_header("If-None-Match", if_none_match)
         reply = self.transport.request(
             "GET",
             f"/v1/tables/{table_id}",
@@ -216,10 +214,7 @@ class Client:
         idempotency_key: str | None = None,
     ) -> LeaveResult:
         """Leave now, or when the deal the seat is in is settled."""
-        headers = {}
-        tag = _etag(if_match)
-        if tag is not None:
-            headers["If-Match"] = tag
+        headers = _etag_header("If-Match", if_match)
         reply = self.transport.request(
             "DELETE",
             f"/v1/tables/{seat.table_id}/seats/{seat.number}",
@@ -247,10 +242,7 @@ class Client:
         idempotency_key: str | None = None,
     ) -> ActionResult:
         """Any move as its JSON body (`{"action": "declare", "choice": "in"}`)."""
-        headers = {}
-        tag = _etag(if_match)
-        if tag is not None:
-            headers["If-Match"] = tag
+        headers = _etag_header("If-Match", if_match)
         reply = self.transport.request(
             "POST",
             f"/v1/tables/{seat.table_id}/actions",
