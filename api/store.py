@@ -397,7 +397,7 @@ class TableStore:
         args: list[Any] = [
             record.version,
             record.version + 1,
-            jsonio.dumps(change.state),
+            jsonio.dumps_bytes(change.state),
             change.events[-1]["id"] if change.events else record.seq,
             scheduled,
             record.stamp,
@@ -406,7 +406,7 @@ class TableStore:
             len(change.events),
         ]
         for item in change.events:
-            args += [f"{item['id']}-0", jsonio.dumps(item)]
+            args += [f"{item['id']}-0", jsonio.dumps_bytes(item)]
         args.append(len(change.token_sets) + len(change.token_deletes))
         for name, value in change.token_sets.items():
             args += ["set", name, value]

@@ -73,6 +73,9 @@ MOVES = {
 MAX_ATTEMPTS = 16
 # a table whose deadline is this close is not kept warm (api.warm): the clock moves next
 WARM_DUE_MARGIN = 1.0
+_WARM_HIT, _WARM_STALE, _WARM_REFUSED = (
+    WARM_MOVES.labels(result) for result in ("hit", "stale", "refused")
+)
 IDEMPOTENCY_PENDING_SECONDS = 60
 # watchers still receive a closed table's last events for this long; then its keys go
 CLOSE_GRACE_SECONDS = 60
@@ -948,7 +951,7 @@ class TableService:
                     raise
                 # a refusal is only given from a fresh read: the table may have moved on
                 self.warm.forget(table_id)
-                WARM_MOVES.labels("refused").inc()
+                _WARM_REFUSED.inc()
                 continue
             now = self.clock()
             if skip_empty and not events:
@@ -996,12 +999,12 @@ class TableService:
                     change.absent = idem_key  # its replay record was not read
             if self.store.commit(change):
                 if warm is not None:
-                    WARM_MOVES.labels("hit").inc()
+                    _WARM_HIT.inc()
                 self._remember_commit(change, read, now)
                 return outcome
             self.warm.forget(table_id)
             if warm is not None:
-                WARM_MOVES.labels("stale").inc()
+                _WARM_STALE.inc()
         raise ApiError(
             409,
             "conflict",

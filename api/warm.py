@@ -45,8 +45,6 @@ class WarmTables:
         self.capacity = capacity
         self._tables: OrderedDict[str, WarmTable] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
 
     def get(self, table_id: str, digest: str | None) -> tuple[TableRecord, Any] | None:
         """The record and the token's entry, if both are known; None otherwise."""
@@ -80,11 +78,12 @@ class WarmTables:
             ):
                 return  # a later commit of this process got here first
             players = {} if before is None else before.players
-            players = {
-                digest: entry
-                for digest, entry in {**players, **seen}.items()
-                if str(entry["player"]) not in gone
-            }
+            if seen or gone:
+                players = {
+                    digest: entry
+                    for digest, entry in {**players, **seen}.items()
+                    if str(entry["player"]) not in gone
+                }
             self._tables[record.table_id] = WarmTable(record, players)
             self._tables.move_to_end(record.table_id)
             while len(self._tables) > self.capacity:
