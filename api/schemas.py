@@ -129,15 +129,44 @@ def _is_json_media_type(content_type: str | None) -> bool:
     return content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 
+# No request body nests deeper than a few levels; a deeper one is refused before the
+# schema is checked, whose validator (and its messages) recurse once per level.
+MAX_BODY_DEPTH = 32
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests arrays and objects (0 for a scalar), without recursion;
+    counting stops past MAX_BODY_DEPTH."""
+    depth = 0
+    level = [value]
+    while depth <= MAX_BODY_DEPTH:
+        containers = [item for item in level if isinstance(item, (dict, list))]
+        if not containers:
+            break
+        depth += 1
+        level = [
+            child
+            for item in containers
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    return depth
+
+
 def _decode(request_data: bytes) -> Any:
     try:
-        return json.loads(
+        value = json.loads(
             request_data,
             parse_constant=_reject_constant,
             object_pairs_hook=_object_without_repeats,
         )
     except (ValueError, RecursionError) as error:
         raise problem("malformed_json", f"The request body is not valid JSON: {error}.") from None
+    if _depth(value) > MAX_BODY_DEPTH:
+        raise problem(
+            "invalid_body",
+            f"The request body nests arrays and objects deeper than {MAX_BODY_DEPTH} levels.",
+        )
+    return value
 
 
 def _quoted(values: Sequence[Any]) -> str:

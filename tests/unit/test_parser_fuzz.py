@@ -272,6 +272,21 @@ def test_deep_nesting_is_malformed_or_refused(depth: int, opener: bytes) -> None
         )
 
 
+def test_a_body_nested_just_under_the_parsers_limit_is_refused_not_a_crash() -> None:
+    """Deep enough to parse, deep enough to exhaust the schema validator's recursion."""
+    for depth in (33, 500, 900):
+        for opener, closer in ((b"[", b"]"), (b'{"a":', b"}")):
+            raw = b'{"game": ' + opener * depth + b"1" + closer * depth + b"}"
+            refusal = attempt(lambda raw=raw: parse_json_body(raw, "application/json", "Action"))
+            assert isinstance(refusal, ApiError), refusal
+            assert refusal.code in {"invalid_body", "malformed_json"}, refusal
+    shallow = b'{"action": "declare", "choice": "in"}'
+    assert parse_json_body(shallow, "application/json", "Action") == {
+        "action": "declare",
+        "choice": "in",
+    }
+
+
 # ----------------------------------------------------------------- query parameters and headers
 
 
