@@ -81,6 +81,8 @@ class Plan:
 
 FULL = Plan(5, 2.0, 4, 3.0, (10, 1_000, 10_000), 2.0)
 QUICK = Plan(5, 0.6, 2, 1.0, (10, 1_000), 0.8)
+# every part once, as briefly as it runs: proves the benchmark works, measures nothing
+SMOKE = Plan(1, 0.2, 1, 0.5, (10,), 0.3)
 
 
 # --------------------------------------------------------------------- statistics
@@ -592,6 +594,9 @@ def main() -> None:
     """Run every measurement, print the tables and write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="short rounds, fewer tables")
+    parser.add_argument(
+        "--smoke", action="store_true", help="every part once, briefly (the tests run this)"
+    )
     parser.add_argument("--rounds", type=int, default=None, help="rounds per figure (>= 5)")
     parser.add_argument("--scaling", action="store_true", help="1/2/4 workers, gthread and gevent")
     parser.add_argument("--profile", action="store_true", help="profile a move and a showdown")
@@ -607,7 +612,7 @@ def main() -> None:
         "--clock-interval", type=float, default=0.05, help="CLOCK_INTERVAL: the next deal's delay"
     )
     arguments = parser.parse_args()
-    plan = QUICK if arguments.quick else FULL
+    plan = SMOKE if arguments.smoke else QUICK if arguments.quick else FULL
     if arguments.rounds is not None:
         plan = dataclasses.replace(plan, rounds=max(1, arguments.rounds))
     config = GatewayConfig(
@@ -656,7 +661,7 @@ def main() -> None:
         service.stop()
     report(results)
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / "gateway.json"
+    path = RESULTS / ("gateway_smoke.json" if arguments.smoke else "gateway.json")
     path.write_text(json.dumps(results, indent=2))
     for name, text in results.get("profiles", {}).items():
         slug = "".join(c if c.isalnum() else "_" for c in name).strip("_")

@@ -1,0 +1,35 @@
+"""`make bench-gateway` runs: every part of the gateway's benchmark, once and briefly.
+
+The figures are not checked (tests assert behaviour, not timings); that the benchmark
+starts the service, plays its requests and deals without an unexpected answer, counts
+the Redis commands and prints its report is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_gateway_benchmark_runs_every_part() -> None:
+    finished = subprocess.run(
+        [sys.executable, "-m", "bench.gateway_bench", "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    report = finished.stdout
+    for line in ("GET /healthz (baseline)", "declare (not the last)", "deals/s", "event delivery"):
+        assert line in report, report
+    assert "unexpected answers: none" in report, report
+    results = json.loads((ROOT / "bench" / "results" / "gateway_smoke.json").read_text())
+    assert results["requests"]["errors"] == {}
+    assert results["redis_commands"]
+    assert results["growth"]
