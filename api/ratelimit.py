@@ -31,7 +31,7 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import redis
 import redis.cluster
@@ -147,14 +147,23 @@ class RateLimiter:
                 self.script(keys=[key], args=[self.window_ms, limit]) for key, limit in buckets
             ]
         else:
-            pipe = self.client.pipeline(transaction=False)
-            for key, limit in buckets:
-                pipe.eval(_GCRA, 1, key, self.window_ms, limit)
-            replies = pipe.execute()
+            try:
+                replies = self._pipelined(buckets)
+            except redis.exceptions.NoScriptError:
+                # a failed pipeline ran none of its scripts: load it and send them again
+                self.client.script_load(_GCRA)
+                replies = self._pipelined(buckets)
         return [
             Verdict(bool(reply[0]), limit, int(reply[1]), int(reply[2]), int(reply[3]))
             for (_, limit), reply in zip(buckets, replies, strict=True)
         ]
+
+    def _pipelined(self, buckets: Sequence[tuple[str, int]]) -> list[Any]:
+        """The buckets' scripts by their digest (EVALSHA), in one pipeline."""
+        pipe = self.client.pipeline(transaction=False)
+        for key, limit in buckets:
+            pipe.evalsha(self.script.sha, 1, key, self.window_ms, limit)
+        return cast(list[Any], pipe.execute())
 
 
 def rate_limited(verdict: Verdict, subject: str) -> ApiError:

@@ -227,6 +227,17 @@ def test_two_gateways_share_one_bucket(app_factory: Callable[..., Flask]) -> Non
     assert codes == [200] * 6 + [429] * 4
 
 
+def test_the_limits_hold_after_redis_lost_its_scripts(
+    app_factory: Callable[..., Flask], redis_url: str
+) -> None:
+    limits = {"rate_limit_per_address": 4, "rate_limit_per_token": 0, "rate_limit_window": 3600}
+    client = app_factory(**limits).test_client()
+    codes = [client.get("/v1/tables").status_code for _ in range(2)]
+    redis.Redis.from_url(redis_url).script_flush()  # as after a restart without its scripts
+    codes += [client.get("/v1/tables").status_code for _ in range(4)]
+    assert codes == [200] * 4 + [429] * 2
+
+
 def test_a_refused_client_gets_back_in_after_retry_after(
     app_factory: Callable[..., Flask],
 ) -> None:

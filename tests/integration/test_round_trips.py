@@ -286,6 +286,22 @@ def test_a_refused_move_writes_nothing(counted: tuple[Gateway, Wire]) -> None:
     assert wire.take() == [["HMGET", "HGET"]]
 
 
+def test_a_redis_that_lost_its_scripts_loads_them_again(
+    counted: tuple[Gateway, Wire], redis_url: str
+) -> None:
+    """After SCRIPT FLUSH (or a restart), the commit is refused NOSCRIPT, loaded, sent again."""
+    gateway, wire = counted
+    table_id, players = _three_players(gateway)
+    redis.Redis.from_url(redis_url).script_flush()
+    wire.take()
+    response = gateway.act(table_id, players[0], action="start")
+    assert response.status_code == 200, response.get_json()
+    assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"], ["SCRIPT"], ["EVALSHA"]]
+    response = gateway.act(table_id, players[0], action="declare", choice="in")
+    assert response.status_code == 200, response.get_json()
+    assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"]]
+
+
 def test_on_a_redis_cluster_a_move_is_still_one_read_and_one_commit(
     redis_cluster: str,  # noqa: F811 - the fixture imported above
     evaluator_address: str,
