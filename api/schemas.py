@@ -33,6 +33,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from api.errors import ApiError, problem
+from api.games.common import copy_state
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.json")
 _DOCUMENT_URI = "urn:cardroom:openapi"
@@ -343,6 +344,16 @@ def validate_body(body: Any, schema: str) -> dict[str, Any]:
     raise _to_api_error(first)
 
 
+# Bodies that passed, by schema and exact bytes. Decoding and validation are a pure
+# function of the bytes, and clients send the same few small bodies over and over
+# (`{"action": "declare", "choice": "in"}`): such a body is decoded and validated once
+# per process (about 60 µs) and then copied from here (about 1 µs). Bounded: a body
+# over _ACCEPTED_MAX_BYTES is never kept, and a full memo is emptied and starts over.
+_ACCEPTED_MAX_BYTES = 512
+_ACCEPTED_MAX_ENTRIES = 4096
+_accepted: dict[tuple[str, bytes], dict[str, Any]] = {}
+
+
 def parse_json_body(request_data: bytes, content_type: str | None, schema: str) -> dict[str, Any]:
     """Decode and validate a JSON request body against `components.schemas.<schema>`."""
     if not request_data.strip():
@@ -354,4 +365,13 @@ def parse_json_body(request_data: bytes, content_type: str | None, schema: str) 
             f"The request body must be sent as application/json, not {sent}.",
             field="Content-Type",
         )
-    return validate_body(_decode(request_data), schema)
+    key = (schema, bytes(request_data))
+    known = _accepted.get(key)
+    if known is not None:
+        return copy_state(known)
+    body = validate_body(_decode(request_data), schema)
+    if len(request_data) <= _ACCEPTED_MAX_BYTES:
+        if len(_accepted) >= _ACCEPTED_MAX_ENTRIES:
+            _accepted.clear()
+        _accepted[key] = copy_state(body)
+    return body

@@ -11,6 +11,7 @@ import pytest
 from flask import Flask, abort, request
 from werkzeug.exceptions import ServiceUnavailable
 
+from api import schemas
 from api.errors import (
     PROBLEM_CODES,
     PROBLEM_CONTENT_TYPE,
@@ -234,6 +235,44 @@ def test_valid_bodies_come_back_unchanged() -> None:
     assert parse_json_body(json.dumps(call).encode(), JSON, "Action") == call
     odds = {"game": "guts2", "odds": {"hand": "Ah Ad", "opponents": 9, "seed": 1}}
     assert parse_json_body(json.dumps(odds).encode(), JSON, "EvaluateRequest") == odds
+
+
+def test_a_body_seen_before_comes_back_as_a_fresh_equal_copy() -> None:
+    data = b'{"action": "call", "cards": ["9h", "9d", "9s", "9c", "4h"], "discard": "2c"}'
+    first = parse_json_body(data, JSON, "Action")
+    first["cards"].append("changed")  # a caller's change must not reach the next caller
+    first["extra"] = True
+    again = parse_json_body(data, JSON, "Action")
+    assert again == {"action": "call", "cards": ["9h", "9d", "9s", "9c", "4h"], "discard": "2c"}
+    assert again is not first
+    assert again["cards"] is not first["cards"]
+
+
+def test_a_refused_body_is_refused_every_time() -> None:
+    for _ in range(3):
+        assert fault(b'{"action": "declare", "choice": "maybe"}', "Action").code == (
+            "invalid_field"
+        )
+        assert fault(b'{"action": "start", "action": "start"}', "Action").code == ("malformed_json")
+
+
+def test_the_same_bytes_are_checked_against_each_schema_on_its_own() -> None:
+    data = b'{"name": "Bo", "buy_in": 20}'
+    assert parse_json_body(data, JSON, "TakeSeat") == {"name": "Bo", "buy_in": 20}
+    assert fault(data, "Action").code == "missing_field"
+    assert parse_json_body(data, JSON, "TakeSeat") == {"name": "Bo", "buy_in": 20}
+
+
+def test_the_memo_of_accepted_bodies_is_bounded() -> None:
+    schemas._accepted.clear()
+    for number in range(schemas._ACCEPTED_MAX_ENTRIES + 10):
+        data = json.dumps({"name": f"p{number}", "buy_in": 20}).encode()
+        assert parse_json_body(data, JSON, "TakeSeat")["name"] == f"p{number}"
+        assert len(schemas._accepted) <= schemas._ACCEPTED_MAX_ENTRIES
+    body = b'{"action": "start"}' + b" " * schemas._ACCEPTED_MAX_BYTES
+    schemas._accepted.clear()
+    assert parse_json_body(body, JSON, "Action") == {"action": "start"}
+    assert schemas._accepted == {}  # too large to keep
 
 
 @pytest.mark.parametrize(
