@@ -32,6 +32,7 @@ class JobResult:
     cpu_seconds: float = 0.0
     first_start: float = 0.0
     last_end: float = 0.0
+    client_ends: list[float] = field(default_factory=list)  # when each client ran out of work
     deals_ended: list[float] = field(default_factory=list)  # arrival times at the watcher
     deliveries: list[tuple[float, float]] = field(default_factory=list)  # (arrived, seconds)
     # (arrived, seconds after the move's reply had come back; negative: before it)
@@ -44,6 +45,7 @@ class JobResult:
         self.cpu_seconds += other.cpu_seconds
         self.first_start = min(self.first_start or other.first_start, other.first_start)
         self.last_end = max(self.last_end, other.last_end)
+        self.client_ends += other.client_ends
         self.deals_ended += other.deals_ended
         self.deliveries += other.deliveries
         self.after_reply += other.after_reply
@@ -98,6 +100,7 @@ def run_requests(
             result.latencies += mine
             result.errors.update(errors)
             result.last_end = max(result.last_end, time.monotonic())
+            result.client_ends.append(mine[-1][0] if mine else start_at)
 
     threads = [threading.Thread(target=worker, args=(plan,)) for plan in plans]
     for thread in threads:
