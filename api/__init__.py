@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the pure game modules under api.games must import without F
 def build_service(settings: Settings) -> TableService:
     """The table service with its Redis and evaluator clients."""
     from api.evaluator_client import EvaluatorClient, EvaluatorTls
-    from api.store import TableStore, connect
+    from api.store import WAITING_CONNECTIONS, TableStore, connect
     from api.tables import TableService
 
     tls = None
@@ -26,7 +26,10 @@ def build_service(settings: Settings) -> TableService:
             settings.evaluator_tls_server_name,
         )
     evaluator = EvaluatorClient(settings.evaluator_addr, settings.evaluator_timeout, tls)
-    store = TableStore(connect(settings.redis_url, settings.redis_cluster))
+    store = TableStore(
+        connect(settings.redis_url, settings.redis_cluster),
+        connect(settings.redis_url, settings.redis_cluster, WAITING_CONNECTIONS),
+    )
     return TableService(
         store,
         evaluator,

@@ -328,9 +328,14 @@ def _record(table_id: str, values: Sequence[Any]) -> TableRecord | None:
 class TableStore:
     """The Redis side of tables; every method is one or a few round trips."""
 
-    def __init__(self, client: RedisClient) -> None:
-        """Use `client` (a Redis or RedisCluster client with decode_responses=True)."""
+    def __init__(self, client: RedisClient, waiting: RedisClient | None = None) -> None:
+        """Use `client` (a Redis or RedisCluster client with decode_responses=True).
+
+        `waiting`, a client of the same Redis with a pool of its own, serves the reads
+        that wait for events (`events_after` with a block); by default, `client`.
+        """
         self.client = client
+        self.waiting = client if waiting is None else waiting
         self.cluster = isinstance(client, redis.cluster.RedisCluster)
         self._commit = client.register_script(_COMMIT)
         self._reschedule = client.register_script(_RESCHEDULE)
@@ -577,7 +582,7 @@ class TableStore:
             return [jsonio.loads(fields["event"]) for _, fields in entries]
         reply = cast(
             list[tuple[str, list[tuple[str, dict[str, str]]]]] | None,
-            self.client.xread({key: f"{after}-0"}, block=max(block_ms, 1)),
+            self.waiting.xread({key: f"{after}-0"}, block=max(block_ms, 1)),
         )
         events: list[dict[str, Any]] = []
         for _stream, stream_entries in reply or []:
@@ -629,18 +634,36 @@ class TableStore:
             self.client.delete(key)
 
 
-def connect(url: str, cluster: bool) -> RedisClient:
-    """A client for `url` (redis://, rediss:// for TLS; a cluster with `cluster`)."""
+# A move holds a connection for a round trip; a long poll or an event stream holds one
+# for as long as it waits (XREAD BLOCK, up to 15 s at a time). The two get pools of
+# their own (`TableStore(client, waiting)`), so watchers can never take the connections
+# moves need; a process's watchers are bounded by its HTTP connections (a gevent
+# worker's GATEWAY_WORKER_CONNECTIONS) and, across processes, by Redis's maxclients.
+COMMAND_CONNECTIONS = 256
+WAITING_CONNECTIONS = 10_000
+POOL_WAIT_SECONDS = 20
+
+
+def connect(url: str, cluster: bool, max_connections: int = COMMAND_CONNECTIONS) -> RedisClient:
+    """A client for `url` (redis://, rediss:// for TLS; a cluster with `cluster`).
+
+    `max_connections` bounds the pool of a single Redis, and a command finding them all
+    in use waits for one; a cluster client keeps a pool per node, unbounded.
+    """
     if cluster:
         url = url.replace("redis+cluster://", "redis://", 1)
         return redis.cluster.RedisCluster.from_url(
             url, decode_responses=True, socket_timeout=40, socket_connect_timeout=5
         )
-    return redis.Redis.from_url(
+    # a request finding every connection in use waits for one (up to POOL_WAIT_SECONDS)
+    # instead of failing at once: a burst of requests is queued, not refused
+    pool = redis.BlockingConnectionPool.from_url(
         url,
         decode_responses=True,
         socket_timeout=40,
         socket_connect_timeout=5,
         health_check_interval=30,
-        max_connections=256,
+        max_connections=max_connections,
+        timeout=POOL_WAIT_SECONDS,
     )
+    return redis.Redis(connection_pool=pool)

@@ -5,15 +5,19 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
+from api.store import COMMAND_CONNECTIONS
 from tests.conftest import free_port
+from tests.integration.processes import GunicornGateway
 
 
 def call(
@@ -91,3 +95,47 @@ def test_two_workers_play_a_deal_and_stop_cleanly(redis_url: str, evaluator_addr
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) == 0
+
+
+def test_watchers_beyond_the_command_pool_neither_fail_nor_starve_moves(
+    redis_url: str, evaluator_address: str, tmp_path: Path
+) -> None:
+    """More event streams on one gevent worker than its pool for commands has connections.
+
+    Each stream waits in XREAD BLOCK on a connection of its own pool; a burst of them
+    opening at once (each reading the table first) waits for a command connection
+    instead of being refused 503, and the moves that follow still get theirs.
+    """
+    watchers = COMMAND_CONNECTIONS + 64
+    gateway = GunicornGateway(redis_url, evaluator_address, tmp_path / "gunicorn.log", workers=1)
+    gateway.start()
+    streams: list[socket.socket] = []
+    try:
+        http = gateway.http
+        table_id = http.create(deal_pause_seconds=60)
+        seats = [http.sit(table_id, f"w{i}") for i in range(2)]
+        request = f"GET /v1/tables/{table_id}/events/stream HTTP/1.1\r\nHost: t\r\n\r\n".encode()
+        for _ in range(watchers):
+            stream = socket.create_connection(("127.0.0.1", gateway.port), timeout=30)
+            stream.sendall(request)
+            streams.append(stream)
+        heads = [_read_until(stream, b"\r\n\r\n") for stream in streams]
+        assert [head.split(b"\r\n", 1)[0] for head in heads] == [b"HTTP/1.1 200 OK"] * watchers
+        assert http.act(table_id, seats[0], action="start").status_code == 200
+        assert http.table(table_id)["phase"] == "declaring"
+        for stream in streams[:: watchers // 16]:
+            assert b"event: deal_started" in _read_until(stream, b"event: deal_started")
+    finally:
+        for stream in streams:
+            stream.close()
+        gateway.stop()
+
+
+def _read_until(stream: socket.socket, marker: bytes) -> bytes:
+    data = b""
+    while marker not in data:
+        chunk = stream.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
