@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -11,13 +12,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from api.store import COMMAND_CONNECTIONS
 from tests.conftest import free_port
-from tests.integration.processes import GunicornGateway
+from tests.integration.processes import GunicornGateway, process_holding
 
 
 def call(
@@ -139,3 +141,32 @@ def _read_until(stream: socket.socket, marker: bytes) -> bytes:
             break
         data += chunk
     return data
+
+
+def test_connections_opened_at_once_spread_over_the_workers(
+    redis_url: str, evaluator_address: str, tmp_path: Path
+) -> None:
+    """Each worker listens on its own SO_REUSEPORT socket and the kernel spreads
+    connections over them: a burst of keep-alive connections cannot all land on the
+    worker that woke first, leaving the other idle while they last."""
+    gateway = GunicornGateway(redis_url, evaluator_address, tmp_path / "gunicorn.log", workers=2)
+    gateway.start()
+    links = [http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=30) for _ in range(32)]
+    try:
+        with ThreadPoolExecutor(32) as pool:
+            assert set(
+                pool.map(
+                    lambda link: gateway.http.call("GET", "/healthz", connection=link).status_code,
+                    links,
+                )
+            ) == {200}
+        workers = gateway.workers()
+        holders = Counter(
+            process_holding(link.sock.getsockname()[1], gateway.port, workers) for link in links
+        )
+        assert set(holders) == set(workers)
+        assert min(holders.values()) >= 4  # binomial(32, 1/2): below 4 once in a million
+    finally:
+        for link in links:
+            link.close()
+        gateway.stop()
