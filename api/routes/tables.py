@@ -219,11 +219,16 @@ def event_stream(table_id: str) -> Response:
                 return
             if not items:
                 yield ": keep-alive\n\n"
+                continue
+            # the events of one wake-up go out as one chunk: one write to the socket
+            frames = []
             for item in items:
                 data = jsonio.dumps(item)
-                yield f"id: {item['id']}\nevent: {item['type']}\ndata: {data}\n\n"
+                frames.append(f"id: {item['id']}\nevent: {item['type']}\ndata: {data}\n\n")
                 if item["type"] == "table_closed":
+                    yield "".join(frames)
                     return
+            yield "".join(frames)
 
     response = Response(stream_with_context(generate()), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"

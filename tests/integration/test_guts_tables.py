@@ -429,6 +429,21 @@ def test_server_sent_events_resume_from_last_event_id(gateway: Gateway) -> None:
     assert [e["id"] for e in events] == sorted(e["id"] for e in events)
 
 
+def test_the_events_of_one_change_reach_a_stream_as_one_chunk(gateway: Gateway) -> None:
+    """A wake-up's events are written together: one chunk, one write to the socket."""
+    table_id, (alice, _bob) = start_deal(gateway)
+    known = gateway.events(table_id, alice)["events"]
+    assert len(known) > 2
+    response = gateway.call("GET", f"/v1/tables/{table_id}/events/stream", alice, buffered=False)
+    chunks = iter(response.response)
+    assert next(chunks) == b"retry: 1000\n\n"
+    first = next(chunks).decode()
+    response.close()
+    assert first.count("\n\n") == len(known)  # every event so far, in the first chunk
+    ids = [int(line[4:]) for line in first.splitlines() if line.startswith("id: ")]
+    assert ids == [event["id"] for event in known]
+
+
 # ---------------------------------------------------------------- guarantees
 
 
