@@ -444,7 +444,7 @@ def grow(service: Service, load: Load, plan: Plan, log: Callable[[str], None]) -
 
 def scaling_configs() -> list[GatewayConfig]:
     """The matrix: 1, 2 and 4 workers of gthread (64 threads in all) and of gevent."""
-    configs = [GatewayConfig(workers=w, threads=64 // w) for w in (1, 2, 4)]
+    configs = [GatewayConfig(workers=w, threads=64 // w, worker_class="gthread") for w in (1, 2, 4)]
     configs += [GatewayConfig(workers=w, worker_class="gevent") for w in (1, 2, 4)]
     return configs
 
