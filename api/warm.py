@@ -14,8 +14,10 @@ another state.
 A seat token is taken as its holder's only if this process has seen its entry;
 the state's own check that the holder still sits in that seat runs as on a read.
 Entries are bounded (least recently used first out) and never shared between
-processes; the states in them are never changed in place, as the rules copy the
-states they change.
+processes. Each state is held encoded, as the bytes the commit wrote, and decoded
+afresh for each move (a few microseconds): as objects, a thousand held states were
+most of a worker's tracked objects, and every full garbage collection walked them all
+(tens of milliseconds, during which the worker answered nothing).
 """
 
 from __future__ import annotations
@@ -23,17 +25,22 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from api import jsonio
 from api.store import TableRecord
 
 
 @dataclass
 class WarmTable:
-    """A table as this process last committed it, and the token entries it has seen."""
+    """A table as this process last committed it, and the token entries it has seen.
+
+    `record` holds an empty state; the state is `state`, encoded.
+    """
 
     record: TableRecord | None
+    state: bytes = b""
     players: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -57,7 +64,9 @@ class WarmTables:
             ):
                 return None
             self._tables.move_to_end(table_id)
-            return warm.record, None if digest is None else warm.players[digest]
+            held, encoded = warm.record, warm.state
+            player = None if digest is None else warm.players[digest]
+        return replace(held, state=jsonio.loads(encoded)), player
 
     def put(
         self,
@@ -69,6 +78,7 @@ class WarmTables:
         if self.capacity <= 0:
             return
         gone = {str(player) for player in departed}
+        held = WarmTable(replace(record, state={}), jsonio.dumps_bytes(record.state))
         with self._lock:
             before = self._tables.get(record.table_id)
             if (
@@ -84,7 +94,8 @@ class WarmTables:
                     for digest, entry in {**players, **seen}.items()
                     if str(entry["player"]) not in gone
                 }
-            self._tables[record.table_id] = WarmTable(record, players)
+            held.players = players
+            self._tables[record.table_id] = held
             self._tables.move_to_end(record.table_id)
             while len(self._tables) > self.capacity:
                 self._tables.popitem(last=False)

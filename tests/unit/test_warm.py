@@ -63,3 +63,18 @@ def test_capacity_zero_keeps_nothing() -> None:
     warm.put(record("t", 1), {}, [])
     assert warm.get("t", None) is None
     assert len(warm) == 0
+
+
+def test_each_move_gets_a_state_of_its_own_and_none_is_held_as_objects() -> None:
+    warm = WarmTables(10)
+    state = {"version": 3, "seats": {"1": {"chips": 100}}}
+    warm.put(TableRecord("t", state, 3, 3, stamp="s3"), {}, [])
+    state["seats"]["1"]["chips"] = 0  # the caller's copy changes after the commit
+    first = warm.get("t", None)
+    assert first is not None
+    assert first[0].state == {"version": 3, "seats": {"1": {"chips": 100}}}
+    first[0].state["seats"]["1"]["chips"] = 5  # a move changing what it was handed
+    second = warm.get("t", None)
+    assert second is not None
+    assert second[0].state["seats"]["1"]["chips"] == 100
+    assert first[0].state is not second[0].state
