@@ -56,3 +56,11 @@ def post_fork(server: object, worker: object) -> None:
         import grpc.experimental.gevent
 
         grpc.experimental.gevent.init_gevent()
+
+
+def post_worker_init(worker: object) -> None:
+    """The app is loaded: freeze its objects out of garbage collection (api.gc_policy)."""
+    from api.gc_policy import settle_after_load
+    from api.settings import Settings
+
+    settle_after_load(Settings.from_env().gc_threshold)

@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from api.gc_policy import DEFAULT_YOUNG_THRESHOLD
+
 
 def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
     raw = env.get(name)
@@ -63,6 +65,8 @@ class Settings:
     rate_limit_window: float = 60.0
     # Proxy hops in front of the gateway whose X-Forwarded-For is believed (0: none).
     trusted_proxies: int = 0
+    # Allocations between a worker's young garbage collections (api.gc_policy; 0: Python's).
+    gc_threshold: int = DEFAULT_YOUNG_THRESHOLD
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -106,4 +110,5 @@ class Settings:
                 env, "RATE_LIMIT_WINDOW_SECONDS", cls.rate_limit_window, 1, 86_400
             ),
             trusted_proxies=int(_number(env, "TRUSTED_PROXIES", cls.trusted_proxies, 0, 16)),
+            gc_threshold=int(_number(env, "GATEWAY_GC_THRESHOLD", cls.gc_threshold, 0, 10**7)),
         )
