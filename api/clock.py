@@ -15,6 +15,9 @@ by creation time, each page three round trips whatever its size (the next page o
 the lobby, the `deadline` field of each table hash, one ZMSCORE) plus a load and a
 write per table found wrong: 10,000 tables cost 150 small reads spread over 50
 ticks, instead of 10,000 full loads in one tick.
+
+Run as its own process with `CLOCK_HEARTBEAT_FILE` set, the clock touches that file
+after every tick (`api.heartbeat`), and its liveness probe checks the file's age.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import threading
 import time
 from types import FrameType
 
+from api import heartbeat
 from api.errors import ApiError
 from api.store import deadline_field
 from api.tables import TableService
@@ -39,10 +43,20 @@ class Clock:
     """Polls for due tables and applies their deadlines, until stopped."""
 
     def __init__(
-        self, service: TableService, interval: float, sweep: float = 30.0, page: int = SWEEP_PAGE
+        self,
+        service: TableService,
+        interval: float,
+        sweep: float = 30.0,
+        page: int = SWEEP_PAGE,
+        heartbeat_file: str | None = None,
     ) -> None:
-        """Tick every `interval` s; check all schedules every `sweep` s, `page` tables a tick."""
+        """Tick every `interval` s; check all schedules every `sweep` s, `page` tables a tick.
+
+        With `heartbeat_file`, touch it after every tick, failed or not.
+        """
         self.service = service
+        self.heartbeat_file = heartbeat_file
+        self._heartbeat_failing = False
         self.interval = interval
         self.sweep_every = sweep
         self.page = page
@@ -116,7 +130,19 @@ class Clock:
                 self.tick()
             except Exception:
                 log.exception("clock tick failed")
+            if self.heartbeat_file is not None:
+                self._beat(self.heartbeat_file)
             self._stop.wait(self.interval)
+
+    def _beat(self, path: str) -> None:
+        try:
+            heartbeat.beat(path)
+        except OSError as error:
+            if not self._heartbeat_failing:  # once, not every tick
+                log.error("heartbeat file not written", extra={"path": path, "error": str(error)})
+            self._heartbeat_failing = True
+        else:
+            self._heartbeat_failing = False
 
     def start(self) -> None:
         """Run in a daemon thread."""
@@ -140,14 +166,17 @@ def main() -> None:
 
     configure_logging(settings.log_level)
     service = build_service(settings)
-    clock = Clock(service, settings.clock_interval)
+    clock = Clock(service, settings.clock_interval, heartbeat_file=settings.clock_heartbeat_file)
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
         clock.stop()
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-    log.info("clock running", extra={"interval": settings.clock_interval})
+    log.info(
+        "clock running",
+        extra={"interval": settings.clock_interval, "heartbeat": settings.clock_heartbeat_file},
+    )
     clock.run()
     log.info("clock stopped")
 

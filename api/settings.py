@@ -47,6 +47,8 @@ class Settings:
     evaluator_tls_server_name: str | None = None
     clock: bool = True
     clock_interval: float = 0.2
+    # `python -m api.clock` touches this file after every tick (api.heartbeat; None: off).
+    clock_heartbeat_file: str | None = None
     long_poll_max: float = 30.0
     stream_max_seconds: float = 300.0
     idempotency_ttl: int = 24 * 3600
@@ -84,6 +86,7 @@ class Settings:
             evaluator_tls_server_name=env.get("EVALUATOR_TLS_SERVER_NAME") or None,
             clock=_flag(env, "CLOCK", cls.clock),
             clock_interval=_number(env, "CLOCK_INTERVAL", cls.clock_interval, 0.01, 5),
+            clock_heartbeat_file=env.get("CLOCK_HEARTBEAT_FILE") or None,
             long_poll_max=_number(env, "LONG_POLL_MAX_SECONDS", cls.long_poll_max, 0, 300),
             stream_max_seconds=_number(
                 env, "STREAM_MAX_SECONDS", cls.stream_max_seconds, 0.1, 86_400

@@ -573,12 +573,18 @@ def _check_build_context(name: str, instructions: list[Instruction], root: Path)
 
 
 def python_command_problems(where: str, command: Sequence[str]) -> list[str]:
-    """A `python -c CODE` command whose code does not compile."""
+    """A `python -c CODE` whose code does not compile, a `python -m` of no module here."""
     if len(command) >= 3 and command[0].startswith("python") and command[1] == "-c":
         try:
             compile(command[2], where, "exec")
         except SyntaxError as error:
             return [f"{where}: the Python code does not compile: {error.msg}"]
+    if len(command) >= 3 and command[0].startswith("python") and command[1] == "-m":
+        module = command[2]
+        if module.split(".")[0] in ("api", "evaluator"):
+            path = ROOT / module.replace(".", "/")
+            if not (path.with_suffix(".py").is_file() or (path / "__main__.py").is_file()):
+                return [f"{where}: python -m {module}: no such module in the repository"]
     return []
 
 
@@ -739,6 +745,26 @@ def check_pod_security(workload: Workload) -> list[str]:
     return problems
 
 
+def _check_heartbeat_probe(
+    where: str, container: Mapping[str, Any], environment: Mapping[str, str]
+) -> list[str]:
+    """A container that serves nothing is probed through the heartbeat file it touches."""
+    probe = container.get("livenessProbe") or {}
+    command = (probe.get("exec") or {}).get("command") or []
+    if command[:3] != ["python", "-m", "api.heartbeat"] or len(command) != 5:
+        return [
+            f"{where}: a container that serves nothing needs a livenessProbe exec of "
+            "python -m api.heartbeat FILE MAX_AGE"
+        ]
+    problems = python_command_problems(f"{where}: livenessProbe", command)
+    if problems:
+        return problems
+    beats = environment.get("CLOCK_HEARTBEAT_FILE")
+    if beats != command[3]:
+        return [f"{where}: the liveness probe checks {command[3]}, the clock beats {beats!r}"]
+    return []
+
+
 def check_resources_and_probes(
     workload: Workload, manifests: Sequence[Manifest], environment_names: frozenset[str]
 ) -> list[str]:
@@ -779,11 +805,13 @@ def check_resources_and_probes(
                     problems.append(f"{where}: {probe_name} of an HTTP server must use httpGet:")
                 if kind == "grpc" and port not in grpc_ports:
                     problems.append(f"{where}: {probe_name} probes {port!r}, not the gRPC port")
+        environment = container_environment(container, manifests)
+        if not ports:
+            problems += _check_heartbeat_probe(where, container, environment)
         mounts = {m.get("mountPath"): m for m in container.get("volumeMounts") or []}
         for mount in mounts.values():
             if mount.get("name") not in volumes:
                 problems.append(f"{where}: volumeMount {mount.get('name')!r} has no volume")
-        environment = container_environment(container, manifests)
         literal = {variable["name"] for variable in container.get("env") or []}
         if SCRATCH not in mounts:
             problems.append(f"{where}: a read-only root needs a writable /tmp (emptyDir)")

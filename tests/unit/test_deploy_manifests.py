@@ -376,6 +376,20 @@ def _set_security(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
             lambda b: b["metadata"].update(namespace="prod"),
             "namespace-agnostic",
         ),
+        (
+            "Deployment",
+            "cardroom-clock",
+            lambda b: container(b).pop("livenessProbe"),
+            "a container that serves nothing needs a livenessProbe",
+        ),
+        (
+            "Deployment",
+            "cardroom-clock",
+            lambda b: container(b)["livenessProbe"]["exec"]["command"].__setitem__(
+                3, "/tmp/elsewhere"
+            ),
+            "the liveness probe checks /tmp/elsewhere, the clock beats '/tmp/clock-alive'",
+        ),
     ],
 )
 def test_kubernetes_rules_catch_mistakes(
@@ -465,6 +479,10 @@ def test_compose_house_rules(compose: dict[str, Any]) -> None:
         (
             lambda c: c["services"]["gateway"]["tmpfs"].remove("/run/prometheus"),
             "PROMETHEUS_MULTIPROC_DIR needs a tmpfs",
+        ),
+        (
+            lambda c: c["services"]["clock"]["healthcheck"]["test"].__setitem__(3, "api.heartbeet"),
+            "python -m api.heartbeet: no such module in the repository",
         ),
     ],
 )
