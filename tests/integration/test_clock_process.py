@@ -34,26 +34,14 @@ def probe(path: Path, max_age: float) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def gateway_without_clock(redis_url: str, evaluator_address: str) -> Iterator[Gateway]:
     """A gateway app in process whose own clock is off: only the clock process ticks."""
-    app = create_app(
-        gateway_settings(
-            redis_url,
-            evaluator_address,
-            clock=False,
-            rate_limit_per_address=0,
-            rate_limit_per_token=0,
-        )
-    )
+    app = create_app(gateway_settings(redis_url, evaluator_address, clock=False))
     app.testing = True
     yield Gateway(app, app.test_client())
     app.extensions["cardroom.service"].evaluator.close()
 
 
-@pytest.fixture
-def clock_process(
-    redis_url: str, evaluator_address: str, tmp_path: Path
-) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """`python -m api.clock` with a heartbeat file, stopped (and resumed) at the end."""
-    heartbeat = tmp_path / "clock-alive"
+def start_clock(redis_url: str, evaluator_address: str, heartbeat: Path) -> subprocess.Popen[str]:
+    """`python -m api.clock` as deployed, beating `heartbeat`; its logs on stdout."""
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
@@ -62,7 +50,7 @@ def clock_process(
         "CLOCK_HEARTBEAT_FILE": str(heartbeat),
         "LOG_LEVEL": "info",
     }
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "api.clock"],
         cwd=ROOT,
         env=env,
@@ -70,6 +58,15 @@ def clock_process(
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+@pytest.fixture
+def clock_process(
+    redis_url: str, evaluator_address: str, tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """`python -m api.clock` with a heartbeat file, stopped (and resumed) at the end."""
+    heartbeat = tmp_path / "clock-alive"
+    process = start_clock(redis_url, evaluator_address, heartbeat)
     try:
         yield process, heartbeat
     finally:
@@ -129,22 +126,7 @@ def test_a_clock_that_cannot_write_its_heartbeat_keeps_ticking_and_says_so(
     redis_url: str, evaluator_address: str, tmp_path: Path
 ) -> None:
     missing = tmp_path / "no-such-directory" / "clock-alive"
-    env = {
-        **os.environ,
-        "REDIS_URL": redis_url,
-        "EVALUATOR_ADDR": evaluator_address,
-        "CLOCK_INTERVAL": "0.05",
-        "CLOCK_HEARTBEAT_FILE": str(missing),
-        "LOG_LEVEL": "info",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "api.clock"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_clock(redis_url, evaluator_address, missing)
     time.sleep(3)
     process.send_signal(signal.SIGTERM)
     output, _ = process.communicate(timeout=20)
