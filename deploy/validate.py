@@ -799,13 +799,26 @@ def check_resources_and_probes(
                 if port not in port_names:
                     problems.append(f"{where}: {probe_name} probes port {port!r}, not declared")
                 grpc_ports = {p.get("containerPort") for p in ports if p.get("name") == "grpc"}
+                # the plaintext health port: the kubelet's grpc probes speak no TLS
+                health_ports = {
+                    p.get("containerPort") for p in ports if p.get("name") == "grpc-health"
+                }
                 if grpc_ports and kind != "grpc":
                     problems.append(f"{where}: {probe_name} of a gRPC server must use grpc:")
                 if not grpc_ports and kind != "httpGet":
                     problems.append(f"{where}: {probe_name} of an HTTP server must use httpGet:")
-                if kind == "grpc" and port not in grpc_ports:
-                    problems.append(f"{where}: {probe_name} probes {port!r}, not the gRPC port")
+                if kind == "grpc" and port not in (health_ports or grpc_ports):
+                    target = "the plaintext health port" if health_ports else "the gRPC port"
+                    problems.append(f"{where}: {probe_name} probes {port!r}, not {target}")
         environment = container_environment(container, manifests)
+        for declared in ports:
+            if declared.get("name") == "grpc-health":
+                listen = environment.get("EVALUATOR_HEALTH_LISTEN", "")
+                if listen.rpartition(":")[2] != str(declared.get("containerPort")):
+                    problems.append(
+                        f"{where}: port grpc-health is {declared.get('containerPort')}, "
+                        f"EVALUATOR_HEALTH_LISTEN is {listen!r}"
+                    )
         if not ports:
             problems += _check_heartbeat_probe(where, container, environment)
         mounts = {m.get("mountPath"): m for m in container.get("volumeMounts") or []}

@@ -11,6 +11,7 @@ Every setting comes from a flag or, failing that, from the environment:
 | --tls-cert        | EVALUATOR_TLS_CERT         | (plaintext)  |
 | --tls-key         | EVALUATOR_TLS_KEY          |              |
 | --tls-client-ca   | EVALUATOR_TLS_CLIENT_CA    | (no mTLS)    |
+| --health-listen   | EVALUATOR_HEALTH_LISTEN    | (none)       |
 | --log-level       | LOG_LEVEL                  | info         |
 """
 
@@ -47,6 +48,11 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tls-cert", default=env("EVALUATOR_TLS_CERT"))
     parser.add_argument("--tls-key", default=env("EVALUATOR_TLS_KEY"))
     parser.add_argument("--tls-client-ca", default=env("EVALUATOR_TLS_CLIENT_CA"))
+    parser.add_argument(
+        "--health-listen",
+        default=env("EVALUATOR_HEALTH_LISTEN"),
+        help="also answer the gRPC health service alone, in plaintext, here (for probes)",
+    )
     parser.add_argument("--log-level", default=env("LOG_LEVEL", "info"))
     arguments = parser.parse_args(argv)
     if bool(arguments.tls_cert) != bool(arguments.tls_key):
@@ -72,7 +78,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if arguments.tls_cert:
         tls = TlsFiles(arguments.tls_cert, arguments.tls_key, arguments.tls_client_ca)
     warm_up()
-    evaluator = create_server(arguments.listen, arguments.workers, tls)
+    evaluator = create_server(
+        arguments.listen, arguments.workers, tls, health_address=arguments.health_listen or None
+    )
     if arguments.metrics_port:
         start_http_server(arguments.metrics_port, registry=evaluator.telemetry.registry)
     evaluator.start()
@@ -84,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "tls": tls is not None,
             "mutual_tls": bool(tls and tls.client_ca),
             "metrics_port": arguments.metrics_port,
+            "health_port": evaluator.health_port,
         },
     )
     stopping = threading.Event()

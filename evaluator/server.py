@@ -77,10 +77,20 @@ class EvaluatorServer:
 
     `start()` begins serving and reports SERVING; `stop(grace)` reports NOT_SERVING,
     lets calls in flight finish for up to `grace` seconds, and stops.
+
+    With `health_address`, a second server answers the standard health service alone,
+    in plaintext, from the same status: the kubelet's `grpc:` probes speak no TLS, so
+    with TLS on they are pointed there. It serves nothing else, so the evaluator itself
+    stays behind TLS (and client certificates, when required).
     """
 
     def __init__(
-        self, address: str, workers: int, tls: TlsFiles | None, telemetry: Telemetry
+        self,
+        address: str,
+        workers: int,
+        tls: TlsFiles | None,
+        telemetry: Telemetry,
+        health_address: str | None = None,
     ) -> None:
         """Bind `address` (port 0 picks a free one); not yet serving."""
         self.telemetry = telemetry
@@ -94,6 +104,10 @@ class EvaluatorServer:
         )
         self._thread.start()
         self.server, self.port, self.health = self._run(self._build(address, tls))
+        self.health_server: grpc.aio.Server | None = None
+        self.health_port: int | None = None
+        if health_address is not None:
+            self.health_server, self.health_port = self._run(self._build_health(health_address))
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
@@ -121,14 +135,26 @@ class EvaluatorServer:
             raise OSError(f"cannot listen on {address}")
         return server, port, health_servicer
 
+    async def _build_health(self, address: str) -> tuple[grpc.aio.Server, int]:
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        port = server.add_insecure_port(address)
+        if port == 0:
+            raise OSError(f"cannot listen on {address}")
+        return server, port
+
     async def _start(self) -> None:
         await self.server.start()
+        if self.health_server is not None:
+            await self.health_server.start()
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
     async def _stop(self, grace: float) -> None:
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
+        if self.health_server is not None:
+            await self.health_server.stop(0)
 
     def start(self) -> None:
         """Start serving and report SERVING to health checks."""
@@ -146,6 +172,10 @@ def create_server(
     workers: int = 8,
     tls: TlsFiles | None = None,
     telemetry: Telemetry | None = None,
+    health_address: str | None = None,
 ) -> EvaluatorServer:
-    """Build the server bound to `address` (port 0 picks a free one); not yet started."""
-    return EvaluatorServer(address, workers, tls, telemetry or Telemetry())
+    """Build the server bound to `address` (port 0 picks a free one); not yet started.
+
+    `health_address`: also answer health checks alone, in plaintext, there.
+    """
+    return EvaluatorServer(address, workers, tls, telemetry or Telemetry(), health_address)

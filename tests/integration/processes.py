@@ -26,6 +26,7 @@ import grpc
 from bench.service import children
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
+from deploy import validate
 from tests.conftest import RedisProcess, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -414,3 +415,20 @@ def process_holding(client_port: int, server_port: int, candidates: list[int]) -
         except OSError:
             continue
     return None
+
+
+def image_healthcheck(dockerfile: str) -> list[str]:
+    """The HEALTHCHECK command of an image in deploy/, as the container runtime runs it."""
+    path = validate.DEPLOY / dockerfile
+    (check,) = [
+        i for i in validate.parse_dockerfile(path.read_text()) if i.keyword == "HEALTHCHECK"
+    ]
+    command = json.loads(check.arguments[check.arguments.index("[") :])
+    return [sys.executable, *command[1:]]
+
+
+def run_with(command: list[str], **environment: str) -> int:
+    """Run `command` with these variables added to the environment; its exit code."""
+    return subprocess.run(
+        command, env={**os.environ, **environment}, capture_output=True, timeout=30, check=False
+    ).returncode

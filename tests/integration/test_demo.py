@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -19,9 +15,10 @@ from api import create_app
 from api.client import Client, Event, Table
 from api.client.errors import from_problem
 from api.client.models import Fairness, HandHistory
-from deploy import demo, validate
+from deploy import demo
 from tests.conftest import free_port
 from tests.integration.conftest import gateway_settings
+from tests.integration.processes import image_healthcheck, run_with
 
 
 @pytest.fixture
@@ -117,31 +114,15 @@ def test_the_discard_keeps_wilds_and_pairs() -> None:
 # ---------------------------------------------------------------- the images' healthchecks
 
 
-def _healthcheck(dockerfile: str) -> list[str]:
-    """The HEALTHCHECK command of an image, as the container runtime would run it."""
-    path = validate.DEPLOY / dockerfile
-    (check,) = [
-        i for i in validate.parse_dockerfile(path.read_text()) if i.keyword == "HEALTHCHECK"
-    ]
-    command = json.loads(check.arguments[check.arguments.index("[") :])
-    return [sys.executable, *command[1:]]
-
-
-def _run(command: list[str], **environment: str) -> int:
-    return subprocess.run(
-        command, env={**os.environ, **environment}, capture_output=True, timeout=30, check=False
-    ).returncode
-
-
-def test_the_gateway_image_healthcheck(gateway_url: str) -> None:
-    command = _healthcheck("Dockerfile.gateway")
+def test_the_gateway_imageimage_healthcheck(gateway_url: str) -> None:
+    command = image_healthcheck("Dockerfile.gateway")
     port = gateway_url.rpartition(":")[2]
-    assert _run(command, GATEWAY_BIND=f"0.0.0.0:{port}") == 0
-    assert _run(command, GATEWAY_BIND=f"0.0.0.0:{free_port()}") != 0
+    assert run_with(command, GATEWAY_BIND=f"0.0.0.0:{port}") == 0
+    assert run_with(command, GATEWAY_BIND=f"0.0.0.0:{free_port()}") != 0
 
 
-def test_the_evaluator_image_healthcheck(evaluator_address: str) -> None:
-    command = _healthcheck("Dockerfile.evaluator")
+def test_the_evaluator_imageimage_healthcheck(evaluator_address: str) -> None:
+    command = image_healthcheck("Dockerfile.evaluator")
     port = evaluator_address.rpartition(":")[2]
-    assert _run(command, EVALUATOR_LISTEN=f"[::]:{port}") == 0
-    assert _run(command, EVALUATOR_LISTEN=f"[::]:{free_port()}") != 0
+    assert run_with(command, EVALUATOR_LISTEN=f"[::]:{port}") == 0
+    assert run_with(command, EVALUATOR_LISTEN=f"[::]:{free_port()}") != 0

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
@@ -26,12 +27,20 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+# the plaintext health-only port of the module's evaluator (EVALUATOR_HEALTH_LISTEN)
+HEALTH_PORT = free_port()
+
+
 @pytest.fixture(scope="module")
 def evaluator_process() -> Iterator[tuple[subprocess.Popen[str], int, int]]:
     port, metrics = free_port(), free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "evaluator", "--metrics-port", str(metrics), "--grace", "20"],
-        env={**os.environ, "EVALUATOR_LISTEN": f"127.0.0.1:{port}"},
+        env={
+            **os.environ,
+            "EVALUATOR_LISTEN": f"127.0.0.1:{port}",
+            "EVALUATOR_HEALTH_LISTEN": f"127.0.0.1:{HEALTH_PORT}",
+        },
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -54,6 +63,19 @@ def test_metrics_are_served_over_http(
     text = urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5).read().decode()
     assert 'cardroom_evaluator_hands_total{game="guts3"}' in text
     assert 'cardroom_evaluator_latency_seconds_bucket{le="0.001",method="Evaluate"}' in text
+
+
+def test_the_health_port_answers_health_checks_alone(
+    evaluator_process: tuple[subprocess.Popen[str], int, int],
+) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{HEALTH_PORT}") as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service="cardroom.evaluator.v1.Evaluator"), timeout=5
+        )
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        with pytest.raises(grpc.RpcError) as refused:
+            pb_grpc.EvaluatorStub(channel).Ping(pb.PingRequest(), timeout=5)
+        assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
 def test_load_tool_reports_throughput_and_percentiles(

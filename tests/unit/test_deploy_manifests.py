@@ -390,6 +390,18 @@ def _set_security(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
             ),
             "the liveness probe checks /tmp/elsewhere, the clock beats '/tmp/clock-alive'",
         ),
+        (
+            "Deployment",
+            "cardroom-evaluator",
+            lambda b: container(b)["readinessProbe"]["grpc"].update(port=50051),
+            "readinessProbe probes 50051, not the plaintext health port",
+        ),
+        (
+            "ConfigMap",
+            "cardroom-evaluator",
+            lambda b: b["data"].update(EVALUATOR_HEALTH_LISTEN="[::]:50053"),
+            "port grpc-health is 50052, EVALUATOR_HEALTH_LISTEN is '[::]:50053'",
+        ),
     ],
 )
 def test_kubernetes_rules_catch_mistakes(
