@@ -23,6 +23,7 @@ seconds (a move is one Redis script, so it is never cut in half).
 from __future__ import annotations
 
 import os
+from typing import Any
 
 bind = os.environ.get("GATEWAY_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("GATEWAY_WORKERS", "2"))
@@ -56,6 +57,14 @@ def post_fork(server: object, worker: object) -> None:
         import grpc.experimental.gevent
 
         grpc.experimental.gevent.init_gevent()
+
+
+def when_ready(server: Any) -> None:
+    """Say where the gateway listens: with `reuse_port` the master holds no socket, so
+    gunicorn's own "Listening at" line names none."""
+    scheme = "https" if certfile else "http"
+    sockets = "one SO_REUSEPORT socket per worker" if reuse_port else "one shared socket"
+    server.log.info("Listening at: %s://%s (%s, %d workers)", scheme, bind, sockets, workers)
 
 
 def post_worker_init(worker: object) -> None:

@@ -46,7 +46,7 @@ def test_two_workers_play_a_deal_and_stop_cleanly(redis_url: str, evaluator_addr
         "GATEWAY_BIND": f"127.0.0.1:{port}",
         "GATEWAY_WORKERS": "2",
         "GATEWAY_THREADS": "8",
-        "LOG_LEVEL": "warning",
+        "LOG_LEVEL": "info",
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "api/gunicorn_conf.py", "api.wsgi:app"],
@@ -96,7 +96,10 @@ def test_two_workers_play_a_deal_and_stop_cleanly(redis_url: str, evaluator_addr
         assert call(base, "GET", "/readyz")[0] == 200
     finally:
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=60) == 0
+        _, logs = process.communicate(timeout=60)
+        assert process.returncode == 0
+    # the master names the address, though with SO_REUSEPORT it holds no socket itself
+    assert f"Listening at: http://127.0.0.1:{port} (one SO_REUSEPORT socket per worker" in logs
 
 
 def test_watchers_beyond_the_command_pool_neither_fail_nor_starve_moves(
