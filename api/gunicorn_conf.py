@@ -69,7 +69,8 @@ def when_ready(server: Any) -> None:
 
 def post_worker_init(worker: object) -> None:
     """The app is loaded: freeze its objects out of garbage collection (api.gc_policy)."""
-    from api.gc_policy import settle_after_load
+    from api.gc_policy import PAUSES, settle_after_load
     from api.settings import Settings
 
+    PAUSES.install()  # the collection of what loading left is the first one timed
     settle_after_load(Settings.from_env().gc_threshold)

@@ -15,6 +15,8 @@ from prometheus_client import (
     multiprocess,
 )
 
+from api.gc_policy import PAUSES
+
 REGISTRY = CollectorRegistry()
 REQUESTS = Counter(
     "cardroom_http_requests",
@@ -36,6 +38,13 @@ WARM_MOVES = Counter(
     ["result"],
     registry=REGISTRY,
 )
+GC_PAUSES = Histogram(
+    "cardroom_gc_pause_seconds",
+    "Time the process stood still collecting garbage, by generation (api.gc_policy).",
+    ["generation"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
+    registry=REGISTRY,
+)
 _UNTIMED = frozenset({"tables.events", "tables.event_stream"})
 
 
@@ -53,6 +62,8 @@ def install_metrics(app: Flask) -> None:
         started = g.get("cardroom_started")
         if started is not None and request.endpoint not in _UNTIMED:
             LATENCY.labels(request.method, route).observe(time.perf_counter() - started)
+        for generation, seconds in PAUSES.drain():
+            GC_PAUSES.labels(str(generation)).observe(seconds)
         return response
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from api.store import COMMAND_CONNECTIONS
 from tests.conftest import free_port
+from tests.integration.play import wait_for
 from tests.integration.processes import GunicornGateway, process_holding
 
 
@@ -94,6 +95,16 @@ def test_two_workers_play_a_deal_and_stop_cleanly(redis_url: str, evaluator_addr
         chips = sum(s["stack"] for s in view["seats"].values()) + view["pot"] + view["reserve"]
         assert chips == 6 * 50
         assert call(base, "GET", "/readyz")[0] == 200
+
+        # each worker timed the collection after loading the app (a full one, generation
+        # 2) and its requests moved that into the histogram
+        def gc_pauses() -> str | None:
+            with urllib.request.urlopen(base + "/metrics", timeout=30) as response:
+                text = response.read().decode()
+            wanted = 'cardroom_gc_pause_seconds_count{generation="2"}'
+            return next((line for line in text.splitlines() if line.startswith(wanted)), None)
+
+        assert wait_for(gc_pauses, seconds=10) is not None
     finally:
         process.send_signal(signal.SIGTERM)
         _, logs = process.communicate(timeout=60)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from api.gc_policy import DEFAULT_YOUNG_THRESHOLD
+from api.gc_policy import DEFAULT_YOUNG_THRESHOLD, PauseLog
 from api.settings import Settings
 
 PROBE = """
@@ -60,3 +61,30 @@ def test_the_threshold_is_read_from_the_environment() -> None:
 def test_a_malformed_threshold_is_refused_by_name(raw: str) -> None:
     with pytest.raises(ValueError, match="GATEWAY_GC_THRESHOLD"):
         Settings.from_env({"GATEWAY_GC_THRESHOLD": raw})
+
+
+def test_collections_are_timed_by_generation_until_drained() -> None:
+    pauses = PauseLog()
+    pauses.install()
+    pauses.install()  # once only
+    try:
+        gc.collect()
+        gc.collect(0)
+    finally:
+        pauses.uninstall()
+    gc.collect()  # no longer timed
+    noted = pauses.drain()
+    assert [generation for generation, _ in noted] == [2, 0]
+    assert all(0 <= seconds < 5 for _, seconds in noted)
+    assert pauses.drain() == []
+
+
+def test_undrained_pauses_are_bounded() -> None:
+    pauses = PauseLog(limit=3)
+    pauses.install()
+    try:
+        for _ in range(5):
+            gc.collect(1)
+    finally:
+        pauses.uninstall()
+    assert [generation for generation, _ in pauses.drain()] == [1, 1, 1]
