@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import RedisProcess, free_port
+from tests.conftest import RedisProcess
+from tests.integration.processes import GunicornGateway
 
 CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -28,63 +22,37 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ROOT = Path(__file__).resolve().parents[2]
 # Phone: a small touch screen; desktop: a laptop window.
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1280, "height": 860}, "device_scale_factor": 1, "is_mobile": False}
 
 
-def wait_until_up(base: str, seconds: float = 90.0) -> None:
-    """Poll /healthz until the gateway answers."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"the gateway at {base} did not start")
-
-
 @pytest.fixture(scope="module")
-def gateway_url(redis_process: RedisProcess, evaluator_address: str) -> Iterator[str]:
+def gateway_url(
+    redis_process: RedisProcess, evaluator_address: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """A gunicorn gateway on a free port, on the session's Redis (emptied) and evaluator."""
     import redis
 
     if redis_process.process is None:
         redis_process.start()
     redis.Redis.from_url(redis_process.url).flushall()
-    port = free_port()
-    env = {
-        **os.environ,
-        "REDIS_URL": redis_process.url,
-        "EVALUATOR_ADDR": evaluator_address,
-        "GATEWAY_BIND": f"127.0.0.1:{port}",
-        "GATEWAY_WORKERS": "1",
+    gateway = GunicornGateway(
+        redis_process.url,
+        evaluator_address,
+        tmp_path_factory.mktemp("gateway") / "gunicorn.log",
+        workers=1,
         # Each open page holds one thread with its event stream.
-        "GATEWAY_THREADS": "16",
-        "GATEWAY_GRACEFUL_TIMEOUT": "2",
-        "CLOCK_INTERVAL": "0.1",
-        "LOG_LEVEL": "warning",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "api/gunicorn_conf.py", "api.wsgi:app"],
-        cwd=ROOT,
-        env=env,
+        threads=16,
+        GATEWAY_GRACEFUL_TIMEOUT="2",
+        CLOCK_INTERVAL="0.1",
+        LOG_LEVEL="warning",
     )
-    base = f"http://127.0.0.1:{port}"
+    gateway.start()
     try:
-        wait_until_up(base)
-        yield base
+        yield gateway.url
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        gateway.stop()
 
 
 @pytest.fixture(scope="module")

@@ -324,6 +324,11 @@ class GunicornGateway:
         poll(lambda: len(self.workers()) == expected, 60, "gunicorn workers started")
         poll(lambda: self.http.status("/healthz") == 200, 60, "gateway answers /healthz")
 
+    @property
+    def url(self) -> str:
+        """http://127.0.0.1:port of the gateway."""
+        return f"http://127.0.0.1:{self.port}"
+
     def workers(self) -> list[int]:
         """The pids of the master's live worker processes."""
         assert self.process is not None
@@ -339,16 +344,18 @@ class GunicornGateway:
 
         poll(replaced, 60, "gunicorn replaces the worker")
 
-    def stop(self) -> None:
-        """SIGTERM and wait for a clean exit."""
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-            self.process = None
+    def stop(self) -> int | None:
+        """SIGTERM and wait for the exit (killed after 60 s); its exit code."""
+        if self.process is None:
+            return None
+        self.process.terminate()
+        try:
+            code = self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait(10)
+        self.process = None
+        return code
 
 
 # ---------------------------------------------------------------- /proc

@@ -10,16 +10,13 @@ sent to gunicorn over a raw socket.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,8 +26,9 @@ from flask import Flask
 
 from api import create_app
 from api.ratelimit import bucket_address, client_address
-from tests.conftest import RedisProcess, free_port
+from tests.conftest import RedisProcess
 from tests.integration.conftest import Gateway, Player, gateway_settings
+from tests.integration.processes import GunicornGateway
 from tests.integration.test_scale_out import redis_cluster as redis_cluster
 
 MAX_BODY = 256 * 1024
@@ -704,60 +702,36 @@ def test_a_token_stops_working_when_its_seat_is_left(unlimited: Gateway) -> None
 # ----------------------------------------------------------------- through gunicorn
 
 
-class Gunicorn:
-    """The gateway under gunicorn with two workers, on a free loopback port."""
+class Gunicorn(GunicornGateway):
+    """The gateway under gunicorn with two workers and no clock, started at once."""
 
-    def __init__(self, redis_url: str, evaluator_address: str, **env: str) -> None:
+    def __init__(self, redis_url: str, evaluator_address: str, logs: Path, **env: str) -> None:
         """Start it and wait until it answers."""
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "api/gunicorn_conf.py", "api.wsgi:app"],
-            env={
-                **os.environ,
-                "REDIS_URL": redis_url,
-                "EVALUATOR_ADDR": evaluator_address,
-                "GATEWAY_BIND": f"127.0.0.1:{self.port}",
-                "GATEWAY_WORKERS": "2",
-                "GATEWAY_THREADS": "8",
-                "LOG_LEVEL": "warning",
-                "CLOCK": "false",
-                **env,
-            },
+        super().__init__(
+            redis_url, evaluator_address, logs, **{"CLOCK": "false", "LOG_LEVEL": "warning", **env}
         )
-        if not poll(self._answers, 120):
-            self.stop()
-            raise RuntimeError("gunicorn did not start")
-
-    def _answers(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.base + "/healthz", timeout=5) as response:
-                return bool(response.status == 200)
-        except (urllib.error.URLError, ConnectionError):
-            return False
+        self.start()
 
     def get(self, path: str) -> tuple[int, dict[str, str], bytes]:
         """One GET on a fresh connection: status, headers, body."""
         try:
-            with urllib.request.urlopen(self.base + path, timeout=60) as response:
+            with urllib.request.urlopen(self.url + path, timeout=60) as response:
                 return response.status, dict(response.headers), response.read()
         except urllib.error.HTTPError as error:
             return error.code, dict(error.headers), error.read()
 
-    def stop(self) -> None:
-        """SIGTERM and wait."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(60)
-
 
 @pytest.fixture
-def gunicorn_factory(redis_url: str, evaluator_address: str) -> Iterator[Callable[..., Gunicorn]]:
+def gunicorn_factory(
+    redis_url: str, evaluator_address: str, tmp_path: Path
+) -> Iterator[Callable[..., Gunicorn]]:
     """Start gunicorn gateways on the test's Redis; all stopped afterwards."""
     started: list[Gunicorn] = []
 
     def start(**env: str) -> Gunicorn:
-        server = Gunicorn(redis_url, evaluator_address, **env)
+        server = Gunicorn(
+            redis_url, evaluator_address, tmp_path / f"gunicorn-{len(started)}.log", **env
+        )
         started.append(server)
         return server
 

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -18,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from api.store import COMMAND_CONNECTIONS
-from tests.conftest import free_port
 from tests.integration.play import wait_for
 from tests.integration.processes import GunicornGateway, process_holding
 
@@ -38,31 +32,13 @@ def call(
         return error.code, json.loads(error.read())
 
 
-def test_two_workers_play_a_deal_and_stop_cleanly(redis_url: str, evaluator_address: str) -> None:
-    port = free_port()
-    env = {
-        **os.environ,
-        "REDIS_URL": redis_url,
-        "EVALUATOR_ADDR": evaluator_address,
-        "GATEWAY_BIND": f"127.0.0.1:{port}",
-        "GATEWAY_WORKERS": "2",
-        "GATEWAY_THREADS": "8",
-        "LOG_LEVEL": "info",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "api/gunicorn_conf.py", "api.wsgi:app"],
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+def test_two_workers_play_a_deal_and_stop_cleanly(
+    redis_url: str, evaluator_address: str, tmp_path: Path
+) -> None:
+    gateway = GunicornGateway(redis_url, evaluator_address, tmp_path / "gunicorn.log")
+    gateway.start()
+    base = gateway.url
     try:
-        for _ in range(200):
-            try:
-                if call(base, "GET", "/healthz")[0] == 200:
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.05)
         status, table = call(base, "POST", "/v1/tables", {"game": "guts", "deal_pause_seconds": 60})
         assert status == 201
         table_id = table["id"]
@@ -106,11 +82,10 @@ def test_two_workers_play_a_deal_and_stop_cleanly(redis_url: str, evaluator_addr
 
         assert wait_for(gc_pauses, seconds=10) is not None
     finally:
-        process.send_signal(signal.SIGTERM)
-        _, logs = process.communicate(timeout=60)
-        assert process.returncode == 0
+        assert gateway.stop() == 0
     # the master names the address, though with SO_REUSEPORT it holds no socket itself
-    assert f"Listening at: http://127.0.0.1:{port} (one SO_REUSEPORT socket per worker" in logs
+    logs = (tmp_path / "gunicorn.log").read_text()
+    assert f"Listening at: {base} (one SO_REUSEPORT socket per worker, 2 workers)" in logs
 
 
 def test_watchers_beyond_the_command_pool_neither_fail_nor_starve_moves(

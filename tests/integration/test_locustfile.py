@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import csv
-import os
-import signal
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-from tests.conftest import free_port
+from tests.integration.processes import GunicornGateway
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,36 +15,19 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_locust_players_meet_no_unexpected_answer(
     redis_url: str, evaluator_address: str, tmp_path: Path
 ) -> None:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "REDIS_URL": redis_url,
-        "EVALUATOR_ADDR": evaluator_address,
-        "GATEWAY_BIND": f"127.0.0.1:{port}",
-        "GATEWAY_WORKERS": "2",
-        "GATEWAY_THREADS": "16",
-        "CLOCK_INTERVAL": "0.05",
-        "RATE_LIMIT_PER_ADDRESS": "0",
-        "RATE_LIMIT_PER_TOKEN": "0",
-        "LOG_LEVEL": "warning",
-    }
-    gateway = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "api/gunicorn_conf.py", "api.wsgi:app"],
-        cwd=ROOT,
-        env=env,
+    gateway = GunicornGateway(
+        redis_url,
+        evaluator_address,
+        tmp_path / "gunicorn.log",
+        threads=16,
+        CLOCK_INTERVAL="0.05",
+        RATE_LIMIT_PER_ADDRESS="0",
+        RATE_LIMIT_PER_TOKEN="0",
+        LOG_LEVEL="warning",
     )
+    gateway.start()
+    base = gateway.url
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError):
-                pass
-            assert time.monotonic() < deadline, "the gateway did not start"
-            time.sleep(0.1)
         prefix = tmp_path / "locust"
         run = subprocess.run(
             [
@@ -90,5 +68,4 @@ def test_locust_players_meet_no_unexpected_answer(
         # the player moves went through; every refusal was one the player expected
         assert rows["guts: declare"]["Failure Count"] == "0"
     finally:
-        gateway.send_signal(signal.SIGTERM)
-        gateway.wait(timeout=60)
+        gateway.stop()

@@ -169,7 +169,7 @@ class Pool:
 
 @pytest.fixture(scope="module")
 def served(
-    redis_process: RedisProcess, evaluator_address: str
+    redis_process: RedisProcess, evaluator_address: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Gunicorn, schemathesis.BaseSchema]]:
     """gunicorn on the session's Redis (limits off) and the document it serves."""
     if redis_process.process is None:
@@ -178,6 +178,7 @@ def served(
     server = Gunicorn(
         redis_process.url,
         evaluator_address,
+        tmp_path_factory.mktemp("schema-fuzz") / "gunicorn.log",
         RATE_LIMIT_PER_ADDRESS="0",
         RATE_LIMIT_PER_TOKEN="0",
         STREAM_MAX_SECONDS="0.2",
@@ -189,7 +190,7 @@ def served(
     )
     try:
         # Loaded from the served bytes (from_url would leave out /openapi.json itself).
-        document = requests.get(server.base + "/openapi.json", timeout=60).json()
+        document = requests.get(server.url + "/openapi.json", timeout=60).json()
         yield server, schemathesis.openapi.from_dict(document, config=CONFIG)
     finally:
         server.stop()
@@ -423,7 +424,7 @@ def test_every_operation_holds_to_its_document(
     # and each process brings a core of its own to generating cases.
     groups = [names[index::WORKERS] for index in range(WORKERS)]
     started = time.monotonic()
-    figures = run_workers(server.base, groups, tmp_path)
+    figures = run_workers(server.url, groups, tmp_path)
     seconds = time.monotonic() - started
     report = {
         "schemathesis": schemathesis.__version__,
@@ -463,7 +464,7 @@ def test_the_checks_catch_a_lying_response(served: tuple[Gunicorn, Any]) -> None
     session = requests.Session()
 
     def faked(status: int, body: Any, content_type: str) -> Any:
-        response = case.call(base_url=server.base, session=session)
+        response = case.call(base_url=server.url, session=session)
         assert response.status_code == 200
         response.status_code = status
         response.content = json.dumps(body).encode()
