@@ -61,7 +61,8 @@ bench: bench-evaluator bench-gateway
 bench-evaluator: protos
 	$(BIN)/python -m bench.evaluator_bench
 
-# ARGS: --quick, --scaling (1/2/4 workers, gthread and gevent), --profile (pyinstrument)
+# ARGS: --quick, --scaling (1/2/4 workers, gthread and gevent), --gc (collector policy on/off),
+# --profile (pyinstrument)
 bench-gateway: protos
 	$(BIN)/python -m bench.gateway_bench $(ARGS)
 

@@ -35,13 +35,15 @@ def settle_after_load(young_threshold: int) -> None:
     """Collect what loading left, freeze the survivors and set the young threshold.
 
     Call once the app is loaded and before it serves (gunicorn's `post_worker_init`).
-    `young_threshold` 0 keeps Python's own thresholds; freezing happens either way.
+    `young_threshold` 0 turns the policy off: nothing is frozen, Python's thresholds
+    stay (`make bench-gateway ARGS=--gc` compares the two).
     """
+    if young_threshold <= 0:
+        return
     gc.collect()
     gc.freeze()
-    if young_threshold > 0:
-        _, middle, old = gc.get_threshold()
-        gc.set_threshold(young_threshold, middle, old)
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(young_threshold, middle, old)
 
 
 class PauseLog:
@@ -74,12 +76,14 @@ class PauseLog:
 
     def drain(self) -> list[tuple[int, float]]:
         """The (generation, seconds) of the collections since the last drain."""
-        drained = []
-        while True:
+        pending = self._pending
+        drained: list[tuple[int, float]] = []
+        while pending:  # nearly always empty: a request pays one truth test
             try:
-                drained.append(self._pending.popleft())
-            except IndexError:
-                return drained
+                drained.append(pending.popleft())
+            except IndexError:  # another thread took the last one
+                break
+        return drained
 
 
 PAUSES = PauseLog()

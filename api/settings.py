@@ -67,7 +67,7 @@ class Settings:
     rate_limit_window: float = 60.0
     # Proxy hops in front of the gateway whose X-Forwarded-For is believed (0: none).
     trusted_proxies: int = 0
-    # Allocations between a worker's young garbage collections (api.gc_policy; 0: Python's).
+    # Allocations between a worker's young garbage collections (api.gc_policy; 0: off).
     gc_threshold: int = DEFAULT_YOUNG_THRESHOLD
 
     @classmethod

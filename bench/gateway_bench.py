@@ -17,8 +17,10 @@ rounds with the range:
 - the CPU each process used, the load generator's included.
 
 `--scaling` adds the same measurements with 1, 2 and 4 workers of each worker class
-that suits long-lived streams (gthread, gevent); `--profile` profiles a move and a
-showdown in process with pyinstrument; `--quick` is a short run. Results are written
+that suits long-lived streams (gthread, gevent); `--gc` compares a worker's CPU per
+request with its garbage-collection policy on and off (bench/gateway_gc.py);
+`--profile` profiles a move and a showdown in process with pyinstrument; `--quick` is
+a short run. Results are written
 as JSON to bench/results/gateway.json.
 """
 
@@ -77,12 +79,16 @@ class Plan:
     deal_window: float  # seconds per round of the deals run
     growth_levels: tuple[int, ...]
     growth_window: float
+    # --gc: runs of each setting, tables per client (all warm in one worker), deals
+    gc_pairs: int = 3
+    gc_tables_per_client: int = 25
+    gc_deals: int = 4
 
 
 FULL = Plan(5, 2.0, 8, 3.0, (10, 1_000, 10_000), 2.0)
-QUICK = Plan(5, 0.6, 4, 1.0, (10, 1_000), 0.8)
+QUICK = Plan(5, 0.6, 4, 1.0, (10, 1_000), 0.8, gc_pairs=2, gc_tables_per_client=15, gc_deals=3)
 # every part once, as briefly as it runs: proves the benchmark works, measures nothing
-SMOKE = Plan(1, 0.2, 1, 0.5, (10,), 0.3)
+SMOKE = Plan(1, 0.2, 1, 0.5, (10,), 0.3, gc_pairs=1, gc_tables_per_client=1, gc_deals=1)
 
 
 # --------------------------------------------------------------------- statistics
@@ -597,6 +603,10 @@ def report(results: dict[str, Any]) -> None:
                 f"{d['delivery_p99_ms']['median']:10.1f} "
                 f"{sum(r['errors'].values()) + sum(d['errors'].values()):7}"
             )
+    if "gc" in results:
+        from bench.gateway_gc import report as gc_report
+
+        gc_report(results["gc"])
     for name, text in results.get("profiles", {}).items():
         print(f"\nprofile: {name}\n{text}")
 
@@ -611,6 +621,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=None, help="rounds per figure (>= 5)")
     parser.add_argument("--scaling", action="store_true", help="1/2/4 workers, gthread and gevent")
     parser.add_argument("--profile", action="store_true", help="profile a move and a showdown")
+    parser.add_argument(
+        "--gc",
+        action="store_true",
+        help="worker CPU per request with the garbage-collection policy on and off",
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=32)
     parser.add_argument("--worker-class", choices=("gthread", "gevent"), default="gevent")
@@ -667,6 +682,12 @@ def main() -> None:
         results["growth"] = grow(service, load, plan, log)
         if arguments.scaling:
             results["scaling"] = scaling(service, load, plan, log)
+        if arguments.gc:
+            from bench.gateway_gc import compare
+
+            log("garbage-collection policy on and off, one worker, alternating runs")
+            results["gc"] = compare(load, plan.gc_pairs, plan.gc_tables_per_client,
+                                    plan.gc_deals, plan.seconds, log)  # fmt: skip
     finally:
         load.close()
         service.stop()

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_gateway_benchmark_runs_every_part() -> None:
     finished = subprocess.run(
-        [sys.executable, "-m", "bench.gateway_bench", "--smoke"],
+        [sys.executable, "-m", "bench.gateway_bench", "--smoke", "--gc"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -33,3 +33,9 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
     assert results["requests"]["errors"] == {}
     assert results["redis_commands"]
     assert results["growth"]
+    # --gc: one run with the collector's policy off and one with it on
+    assert "declare CPU, on / off" in report, report
+    for setting in ("off", "on"):
+        (run,) = results["gc"]["runs"][setting]
+        assert run["declares"] == 32 * 4
+        assert run["declare_cpu_us"] > 0
