@@ -40,6 +40,7 @@ import hashlib
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 import redis
@@ -303,6 +304,11 @@ class Commit:
     # when it was not read first): the commit fails, writing nothing, if it does
     absent: str | None = None
 
+    @cached_property
+    def state_bytes(self) -> bytes:
+        """The state as written, encoded once (api.warm keeps these same bytes)."""
+        return jsonio.dumps_bytes(self.state)
+
 
 def deadline_field(deadline: float | None) -> str:
     """A deadline as the table hash keeps it ("" for none)."""
@@ -417,7 +423,7 @@ class TableStore:
         args: list[Any] = [
             record.version,
             record.version + 1,
-            jsonio.dumps_bytes(change.state),
+            change.state_bytes,
             change.events[-1]["id"] if change.events else record.seq,
             scheduled,
             record.stamp,

@@ -1041,7 +1041,7 @@ class TableService:
             if not name.startswith("player:"):
                 seen[name] = jsonio.loads(value)
         departed = [name.split(":", 1)[1] for name in change.token_deletes]
-        self.warm.put(committed, seen, departed)
+        self.warm.put(committed, seen, departed, change.state_bytes)
 
     @staticmethod
     def _departed_tokens(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

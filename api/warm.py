@@ -73,12 +73,17 @@ class WarmTables:
         record: TableRecord,
         seen: Mapping[str, dict[str, Any]],
         departed: Iterable[str],
+        encoded: bytes | None = None,
     ) -> None:
-        """Remember `record` as committed, with token entries `seen`, minus departed players."""
+        """Remember `record` as committed, with token entries `seen`, minus departed players.
+
+        `encoded` is its state as the commit wrote it; without it, the state is encoded.
+        """
         if self.capacity <= 0:
             return
         gone = {str(player) for player in departed}
-        held = WarmTable(replace(record, state={}), jsonio.dumps_bytes(record.state))
+        state = jsonio.dumps_bytes(record.state) if encoded is None else encoded
+        held = WarmTable(replace(record, state={}), state)
         with self._lock:
             before = self._tables.get(record.table_id)
             if (

@@ -78,3 +78,13 @@ def test_each_move_gets_a_state_of_its_own_and_none_is_held_as_objects() -> None
     assert second is not None
     assert second[0].state["seats"]["1"]["chips"] == 100
     assert first[0].state is not second[0].state
+
+
+def test_the_state_is_kept_as_the_bytes_the_commit_wrote() -> None:
+    warm = WarmTables(10)
+    written = b'{"version":4,"seats":{}}'
+    warm.put(TableRecord("t", {"version": 4, "seats": {}}, 4, 4, stamp="s4"), {}, [], written)
+    got = warm.get("t", None)
+    assert got is not None
+    assert got[0].state == {"version": 4, "seats": {}}
+    assert warm._tables["t"].state is written  # held as given, not encoded again
