@@ -547,8 +547,14 @@ class TableService:
         action: Mapping[str, Any],
         if_match: str | None,
         idempotency: Idempotency | None,
+        minimal: bool = False,
     ) -> Outcome:
-        """Apply one seat's move (start, declare, rebuy, draw, discard, call)."""
+        """Apply one seat's move (start, declare, rebuy, draw, discard, call).
+
+        With `minimal` (the caller sent `Prefer: return=minimal`) the answer is a 204
+        whose body is never built: the caller reads the move's events from the table's
+        log. With an Idempotency-Key that 204 is what replays of the key get.
+        """
         kind = action["action"]
         viewer = SPECTATOR
 
@@ -593,6 +599,8 @@ class TableService:
             return result
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
+            if minimal:
+                return Outcome(204, {}, {"Preference-Applied": "return=minimal"})
             return Outcome(
                 200,
                 {

@@ -395,6 +395,23 @@ class ActionResult:
     replayed: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class MoveAccepted:
+    """A move made with `Prefer: return=minimal`: no table, only the version it made.
+
+    `etag` ('"5"') can be sent as `if_match` of the next move; the move's events are in
+    the table's log (`Client.events`, `Client.stream`).
+    """
+
+    version: int
+    replayed: bool = False
+
+    @property
+    def etag(self) -> str:
+        """The table's ETag after the move."""
+        return f'"{self.version}"'
+
+
 # ---------------------------------------------------------------------- hand histories
 
 

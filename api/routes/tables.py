@@ -66,6 +66,31 @@ def _idempotency() -> Idempotency | None:
     )
 
 
+def _prefers_minimal() -> bool:
+    """Whether the request says `Prefer: return=minimal` (RFC 7240).
+
+    Preferences are comma-separated, each `name[=value][; parameters]`; names and this
+    value are matched without regard to case, a quoted value is unquoted. Preferences
+    the gateway does not know, and malformed ones, are ignored, as the RFC asks.
+    """
+    for header in request.headers.getlist("Prefer"):
+        for preference in header.split(","):
+            name, _, value = preference.split(";", 1)[0].partition("=")
+            if name.strip().lower() == "return" and value.strip().strip('"').lower() == "minimal":
+                return True
+    return False
+
+
+def _minimal(outcome: Outcome) -> Response:
+    """A successful move's answer without a body: 204, its ETag, Preference-Applied."""
+    response = Response(status=204)
+    response.headers.remove("Content-Type")
+    for name, value in outcome.headers.items():
+        response.headers[name] = value
+    response.headers["Preference-Applied"] = "return=minimal"
+    return response
+
+
 def _respond(outcome: Outcome) -> Response:
     response = jsonify(outcome.body)
     response.status_code = outcome.status
@@ -159,12 +184,17 @@ def leave(table_id: str, seat: int) -> Response:
 
 @tables_blueprint.post("/v1/tables/<table_id>/actions")
 def act(table_id: str) -> Response:
-    """One seat's move."""
+    """One seat's move; `Prefer: return=minimal` answers 204 without the table."""
     body = parse_json_body(request.get_data(), request.content_type, "Action")
     idempotency = _idempotency()
-    return _respond(
-        _service().act(table_id, _token(), body, request.headers.get("If-Match"), idempotency)
+    minimal = _prefers_minimal()
+    outcome = _service().act(
+        table_id, _token(), body, request.headers.get("If-Match"), idempotency, minimal
     )
+    # a replay of a 200 also leaves its body out when asked; a replay of a 204 stays one
+    if outcome.status == 204 or (minimal and outcome.status == 200):
+        return _minimal(outcome)
+    return _respond(outcome)
 
 
 @tables_blueprint.get("/v1/tables/<table_id>/events")

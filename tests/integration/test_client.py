@@ -299,6 +299,39 @@ def test_the_event_stream_reconnects_and_resumes_after_the_last_event(client: Cl
 # ---------------------------------------------------------------- fairness
 
 
+def test_moves_answered_without_the_table(client: Client) -> None:
+    table = client.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))
+    ann, bo = (client.take_seat(table.id, name, 100) for name in ("ann", "bo"))
+    started = ann.act_minimal({"action": "start"})
+    assert not started.replayed
+    view = ann.table()
+    assert started.etag == view.etag
+    declared = ann.act_minimal({"action": "declare", "choice": "in"}, if_match=started.etag)
+    assert declared.version == started.version + 1
+    you = ann.table().you
+    assert you is not None
+    assert you.declaration == "in"
+    # a stale If-Match is refused as for any move
+    with pytest.raises(PreconditionFailed):
+        bo.act_minimal({"action": "declare", "choice": "in"}, if_match=started.etag)
+    # refusals by the rules raise as for any move
+    with pytest.raises(RuleConflict) as again:
+        ann.act_minimal({"action": "declare", "choice": "out"})
+    assert again.value.code == "already_declared"
+    # the same key twice: one move, and the replay says so
+    first = bo.act_minimal({"action": "declare", "choice": "out"}, idempotency_key="bo-out")
+    replay = bo.act_minimal({"action": "declare", "choice": "out"}, idempotency_key="bo-out")
+    assert replay.replayed
+    assert replay.version == first.version
+    # the same key through `act`: the replay holds no table, the table is read
+    again = bo.act({"action": "declare", "choice": "out"}, idempotency_key="bo-out")
+    assert again.replayed
+    assert again.events == []
+    assert again.table.version >= first.version
+    types = [event.type for event in client.events(table.id).events]
+    assert types.count("declared") == 2
+
+
 def test_a_tampered_history_fails_the_fairness_check(client: Client) -> None:
     table = client.create_table(GutsOptions(deal_pause_seconds=60, turn_seconds=120))
     ann, bo = client.take_seat(table.id, "ann", 100), client.take_seat(table.id, "bo", 100)

@@ -501,3 +501,94 @@ OPTION_SETS = [
 )
 def test_whole_games_for_every_option(gateway: Gateway, options: dict[str, Any]) -> None:
     assert play_guts_game(gateway, options) >= 3
+
+
+# ---------------------------------------------------------------- Prefer: return=minimal
+
+
+def declare(gateway: Gateway, table_id: str, player: Player, choice: str, **headers: str) -> Any:
+    return gateway.call(
+        "POST",
+        f"/v1/tables/{table_id}/actions",
+        player,
+        json={"action": "declare", "choice": choice},
+        headers=headers,
+    )
+
+
+@pytest.mark.parametrize(
+    "prefer",
+    [
+        "return=minimal",
+        "RETURN=Minimal",
+        'return="minimal"',
+        "respond-async, return=minimal; x=1",
+        "handling=lenient,return=minimal",
+    ],
+)
+def test_a_move_with_prefer_return_minimal_answers_204(gateway: Gateway, prefer: str) -> None:
+    table_id, (alice, _bob) = start_deal(gateway)
+    version = gateway.table(table_id)["version"]
+    response = declare(gateway, table_id, alice, "in", Prefer=prefer)
+    assert response.status_code == 204, response.get_data(as_text=True)
+    assert response.get_data() == b""
+    assert "Content-Type" not in response.headers
+    assert response.headers["Preference-Applied"] == "return=minimal"
+    assert response.headers["ETag"] == f'"{version + 1}"'
+    # the move happened: it is in the table and in the log
+    table = gateway.table(table_id, alice)
+    assert table["version"] == version + 1
+    assert table["you"]["declaration"] == "in"
+    types = [event["type"] for event in gateway.events(table_id, alice)["events"]]
+    assert types[-2:] == ["declared", "your_declaration"]
+
+
+@pytest.mark.parametrize(
+    "prefer", ["return=representation", "respond-async", "return", "return=minimal-ish", ",;=,"]
+)
+def test_other_preferences_get_the_table(gateway: Gateway, prefer: str) -> None:
+    table_id, (alice, _bob) = start_deal(gateway)
+    response = declare(gateway, table_id, alice, "in", Prefer=prefer)
+    assert response.status_code == 200, response.get_json()
+    assert "Preference-Applied" not in response.headers
+    assert response.get_json()["table"]["you"]["declaration"] == "in"
+
+
+def test_a_refused_move_with_prefer_minimal_is_still_a_problem(gateway: Gateway) -> None:
+    table_id, (alice, _bob) = start_deal(gateway)
+    assert declare(gateway, table_id, alice, "in", Prefer="return=minimal").status_code == 204
+    again = declare(gateway, table_id, alice, "out", Prefer="return=minimal")
+    problem(again, 409, "already_declared")
+    assert "Preference-Applied" not in again.headers
+
+
+def test_a_key_first_answered_minimal_replays_the_204(gateway: Gateway) -> None:
+    table_id, (alice, _bob) = start_deal(gateway)
+    key = {"Idempotency-Key": "k1"}
+    first = declare(gateway, table_id, alice, "in", Prefer="return=minimal", **key)
+    assert first.status_code == 204
+    # the replay is the first answer, whether or not the retry repeats the preference
+    for retry in ({}, {"Prefer": "return=minimal"}):
+        again = declare(gateway, table_id, alice, "in", **key, **retry)
+        assert again.status_code == 204, again.get_data(as_text=True)
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.headers["ETag"] == first.headers["ETag"]
+        assert again.headers["Preference-Applied"] == "return=minimal"
+        assert again.get_data() == b""
+    declared = [e for e in gateway.events(table_id)["events"] if e["type"] == "declared"]
+    assert len(declared) == 1
+
+
+def test_a_key_first_answered_in_full_replays_minimal_when_asked(gateway: Gateway) -> None:
+    table_id, (alice, _bob) = start_deal(gateway)
+    key = {"Idempotency-Key": "k2"}
+    first = declare(gateway, table_id, alice, "in", **key)
+    assert first.status_code == 200
+    minimal = declare(gateway, table_id, alice, "in", Prefer="return=minimal", **key)
+    assert minimal.status_code == 204
+    assert minimal.headers["Idempotent-Replayed"] == "true"
+    assert minimal.headers["ETag"] == first.headers["ETag"]
+    assert minimal.get_data() == b""
+    full = declare(gateway, table_id, alice, "in", **key)
+    assert full.status_code == 200
+    assert full.get_json() == first.get_json()
