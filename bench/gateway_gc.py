@@ -19,6 +19,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from bench.gateway_load import Request
 from bench.service import GatewayConfig, Service, cpu_seconds
 
 SETTINGS = {"off": {"GATEWAY_GC_THRESHOLD": "0"}, "on": {}}
@@ -62,7 +63,7 @@ def one_run(load: Any, env: dict[str, str], tables_per_client: int, rounds: int,
         start_all(url, tables)
         per_client = [tables[i::CLIENTS] for i in range(CLIENTS)]
         before = cpu_seconds(worker)
-        healthz = load.requests(url, [[("GET", "/healthz", None, None)]] * CLIENTS,
+        healthz = load.requests(url, [[Request("GET", "/healthz")]] * CLIENTS,
                                 healthz_seconds)  # fmt: skip
         healthz_cpu = (cpu_seconds(worker) - before) / max(1, len(healthz.latencies))
         rng = random.Random(7)

@@ -54,17 +54,36 @@ class Connection:
             self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         return self._conn
 
-    def call(
-        self, method: str, path: str, body: Any = None, token: str | None = None
-    ) -> tuple[int, Any]:
-        """One request; the status and the decoded JSON body (None when there is none)."""
-        headers = {"Connection": "keep-alive"}
+    @staticmethod
+    def encode(
+        body: Any = None, token: str | None = None, extra: dict[str, str] | None = None
+    ) -> tuple[bytes | None, dict[str, str]]:
+        """The payload and headers of a request with this JSON body and seat token."""
+        headers = {"Connection": "keep-alive", **(extra or {})}
         payload = None
         if body is not None:
             payload = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
+        return payload, headers
+
+    @staticmethod
+    def decode(data: bytes) -> Any:
+        """An answer's JSON body (None when there is none)."""
+        return json.loads(data) if data else None
+
+    def call(
+        self, method: str, path: str, body: Any = None, token: str | None = None
+    ) -> tuple[int, Any]:
+        """One request; the status and the decoded JSON body (None when there is none)."""
+        status, data = self.send(method, path, *self.encode(body, token))
+        return status, self.decode(data)
+
+    def send(
+        self, method: str, path: str, payload: bytes | None, headers: dict[str, str]
+    ) -> tuple[int, bytes]:
+        """One request, encoded already; the status and the body's bytes."""
         conn = self._connection()
         try:
             conn.request(method, path, payload, headers)
@@ -78,7 +97,7 @@ class Connection:
         if response.will_close:
             conn.close()
             self._conn = None
-        return response.status, json.loads(data) if data else None
+        return response.status, data
 
     def expect(
         self, method: str, path: str, body: Any = None, token: str | None = None, status: int = 200

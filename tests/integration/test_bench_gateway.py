@@ -26,11 +26,19 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
     )
     assert finished.returncode == 0, finished.stderr[-3000:]
     report = finished.stdout
-    for line in ("GET /healthz (baseline)", "declare (not the last)", "deals/s", "event delivery"):
+    for line in (
+        "GET /healthz (baseline)",
+        "declare (not the last)",
+        "the same, Prefer: return=minimal",
+        "deals/s",
+        "event delivery",
+    ):
         assert line in report, report
     assert "unexpected answers: none" in report, report
     results = json.loads((ROOT / "bench" / "results" / "gateway_smoke.json").read_text())
+    # every declare answered as asked: 200 with the table, or 204 without it
     assert results["requests"]["errors"] == {}
+    assert results["requests"]["declare_minimal"]["requests_per_second"]["median"] > 0
     assert results["redis_commands"]
     assert results["growth"]
     # --gc: one run with the collector's policy off and one with it on
