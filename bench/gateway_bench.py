@@ -163,6 +163,7 @@ class CpuMeter:
         """Meter this service."""
         self.service = service
         self.before: dict[str, float] = {}
+        self.seconds: dict[str, float] = {}
         self.started = 0.0
 
     def start(self) -> None:
@@ -171,14 +172,22 @@ class CpuMeter:
         self.started = time.monotonic()
 
     def stop(self, load_cpu: float) -> dict[str, float]:
-        """Cores used on average by each role since `start` (1.0 is one core)."""
+        """Cores used on average by each role since `start` (1.0 is one core).
+
+        The CPU seconds themselves stay in `seconds`.
+        """
         wall = time.monotonic() - self.started
-        used = {
-            role: (cpu_seconds(pids) - self.before.get(role, 0.0)) / wall
+        self.seconds = {
+            role: cpu_seconds(pids) - self.before.get(role, 0.0)
             for role, pids in self.service.pids().items()
         }
-        used["load generator"] = load_cpu / wall
-        return used
+        self.seconds["load generator"] = load_cpu
+        return {role: spent / wall for role, spent in self.seconds.items()}
+
+    def per_request(self, requests: int) -> dict[str, float]:
+        """Microseconds of CPU per request of the last metered span, by role and in all."""
+        spent = {role: seconds / max(1, requests) * 1e6 for role, seconds in self.seconds.items()}
+        return spent | {"all": sum(spent.values())}
 
 
 # --------------------------------------------------------------------- tables
@@ -266,6 +275,7 @@ def request_rounds(
     p50s: dict[str, list[float]] = {kind: [] for kind in kinds}
     p99s: dict[str, list[float]] = {kind: [] for kind in kinds}
     cpu: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
+    cpu_us: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
     errors: Counter[str] = Counter()
     meter = CpuMeter(service)
     for round_number in range(plan.rounds):
@@ -313,6 +323,7 @@ def request_rounds(
             meter.start()
             result = load.requests(url, plans_for, duration)
             cpu[kind].append(meter.stop(result.cpu_seconds))
+            cpu_us[kind].append(meter.per_request(len(result.latencies)))
             latencies, window = busy_window(result, duration)
             rates[kind].append(len(latencies) / window)
             p50s[kind].append(percentile(latencies, 0.5) * 1000)
@@ -331,6 +342,11 @@ def request_rounds(
             "cores_used": {
                 role: statistics.median(sample[role] for sample in cpu[kind])
                 for role in cpu[kind][0]
+            },
+            # the load generator's share includes opening its connections
+            "cpu_us_per_request": {
+                role: statistics.median(sample[role] for sample in cpu_us[kind])
+                for role in cpu_us[kind][0]
             },
         }
         for kind in kinds
@@ -553,11 +569,14 @@ def report(results: dict[str, Any]) -> None:
         ratio = basic[kind]["requests_per_second"]["median"] / base
         print(f"target: a move >= {TARGETS['move_vs_trivial']}x healthz, {what}: {ratio:.2f}, "
               f"{_verdict(ratio >= TARGETS['move_vs_trivial'])}")  # fmt: skip
-    cores = basic["declare"]["cores_used"]
-    print(
-        "cores used during the declare rounds: "
-        + ", ".join(f"{role} {value:.2f}" for role, value in cores.items())
-    )
+    print("\nCPU per request, us (medians; all processes of the machine that took part)")
+    roles = ("gateway", "redis", "evaluator", "load generator", "all")
+    print(f"{'request':34} " + " ".join(f"{role:>14}" for role in roles) + f" {'healthz/this':>13}")
+    base_cpu = basic["healthz"]["cpu_us_per_request"]["all"]
+    for kind, label in labels.items():
+        spent = basic[kind]["cpu_us_per_request"]
+        print(f"{label:34} " + " ".join(f"{spent[role]:14.0f}" for role in roles)
+              + f" {base_cpu / spent['all']:13.2f}")  # fmt: skip
     deals = results["deals"]
     print(f"\nwhole 5-player Guts deals, {deals['tables']} tables played at once by 32 clients")
     print(f"  deals/s            {_fmt(deals['deals_per_second'], 1)}")

@@ -30,6 +30,7 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
         "GET /healthz (baseline)",
         "declare (not the last)",
         "the same, Prefer: return=minimal",
+        "CPU per request, us",
         "deals/s",
         "event delivery",
     ):
@@ -39,6 +40,9 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
     # every declare answered as asked: 200 with the table, or 204 without it
     assert results["requests"]["errors"] == {}
     assert results["requests"]["declare_minimal"]["requests_per_second"]["median"] > 0
+    spent = results["requests"]["declare"]["cpu_us_per_request"]
+    assert spent["gateway"] > 0
+    assert spent["all"] >= max(v for role, v in spent.items() if role != "all")
     assert results["redis_commands"]
     assert results["growth"]
     # --gc: one run with the collector's policy off and one with it on
