@@ -73,11 +73,14 @@ def _prefers_minimal() -> bool:
     value are matched without regard to case, a quoted value is unquoted. Preferences
     the gateway does not know, and malformed ones, are ignored, as the RFC asks.
     """
-    for header in request.headers.getlist("Prefer"):
-        for preference in header.split(","):
-            name, _, value = preference.split(";", 1)[0].partition("=")
-            if name.strip().lower() == "return" and value.strip().strip('"').lower() == "minimal":
-                return True
+    # the server joins repeated fields into one, comma-separated (WSGI's environ)
+    header = request.headers.get("Prefer")
+    if header is None:
+        return False
+    for preference in header.split(","):
+        name, _, value = preference.split(";", 1)[0].partition("=")
+        if name.strip().lower() == "return" and value.strip().strip('"').lower() == "minimal":
+            return True
     return False
 
 

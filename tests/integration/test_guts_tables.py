@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from werkzeug.datastructures import Headers
 
 from api import create_app
 from tests.integration.conftest import Gateway, Player, gateway_settings
@@ -541,6 +542,19 @@ def test_a_move_with_prefer_return_minimal_answers_204(gateway: Gateway, prefer:
     assert table["you"]["declaration"] == "in"
     types = [event["type"] for event in gateway.events(table_id, alice)["events"]]
     assert types[-2:] == ["declared", "your_declaration"]
+
+
+def test_prefer_sent_twice_counts_both_fields(gateway: Gateway) -> None:
+    table_id, (alice, _bob) = start_deal(gateway)
+    headers = Headers([("Prefer", "respond-async"), ("Prefer", "return=minimal")])
+    headers.update(alice.auth)
+    response = gateway.client.open(
+        f"/v1/tables/{table_id}/actions",
+        method="POST",
+        json={"action": "declare", "choice": "in"},
+        headers=headers,
+    )
+    assert response.status_code == 204, response.get_data(as_text=True)
 
 
 @pytest.mark.parametrize(
