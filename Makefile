@@ -53,7 +53,7 @@ test-fast: protos
 lint: protos
 	$(BIN)/ruff check api evaluator tests bench deploy
 	$(BIN)/ruff format --check api evaluator tests bench deploy
-	$(BIN)/mypy api evaluator deploy
+	$(BIN)/mypy api evaluator deploy tests bench
 	$(BIN)/python -m deploy.validate
 
 bench: bench-evaluator bench-gateway

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import pytest
 
-from bench.service import free_port, redis_server_binary
+from bench.service import free_port as free_port  # re-exported for the tests
+from bench.service import redis_server_binary as redis_server_binary
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from tests.integration.conftest import Gateway, Player
 T = TypeVar("T")
 
 
-def wait_for(predicate: Callable[[], T], seconds: float = 10.0) -> T:
+def wait_for(predicate: Callable[[], T | None], seconds: float = 10.0) -> T:
     """Poll until `predicate` returns something truthy; that value."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -38,7 +38,8 @@ def seeded_decks(seed: int) -> Callable[[], Deck]:
 
 def chips(table: dict[str, Any]) -> int:
     """Stacks, pot and reserve of a table view."""
-    return sum(seat["stack"] for seat in table["seats"].values()) + table["pot"] + table["reserve"]
+    stacks = sum(int(seat["stack"]) for seat in table["seats"].values())
+    return stacks + int(table["pot"]) + int(table["reserve"])
 
 
 def sum_cashed(gateway: Gateway, table_id: str) -> int:
@@ -58,7 +59,9 @@ def play_guts_game(gateway: Gateway, options: dict[str, Any], deals: int = 8) ->
     deals_seen = 0
     for _ in range(deals):
         table = wait_for(
-            lambda: (t := gateway.table(table_id))["phase"] in ("declaring", "waiting") and t
+            lambda: (
+                t if (t := gateway.table(table_id))["phase"] in ("declaring", "waiting") else None
+            )
         )
         assert chips(table) == bought - sum_cashed(gateway, table_id)
         if table["phase"] == "waiting":
@@ -77,12 +80,12 @@ def play_guts_game(gateway: Gateway, options: dict[str, Any], deals: int = 8) ->
             seat = table["pending"]["seats"][0]
             player = next(p for p in players if p.seat == seat)
             gateway.act(table_id, player, action="declare", choice=rng.choice(["in", "out"]))
-        wait_for(
-            lambda h=hand: (
-                gateway.table(table_id)["hand_number"] > h
-                or gateway.table(table_id)["phase"] == "waiting"
-            )
-        )
+
+        def moved_on(h: int = hand) -> bool:
+            view = gateway.table(table_id)
+            return bool(view["hand_number"] > h or view["phase"] == "waiting")
+
+        wait_for(moved_on)
     table = gateway.table(table_id)
     assert chips(table) == bought - sum_cashed(gateway, table_id)
     for number in range(1, table["hand_number"]):

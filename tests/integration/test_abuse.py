@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -76,7 +76,8 @@ def unlimited(app_factory: Callable[..., Flask]) -> Gateway:
 def snapshot(redis_url: str) -> dict[str, Any]:
     """Every key of the store (the rate-limit buckets aside) and its serialized value."""
     client = redis.Redis.from_url(redis_url)
-    keys = sorted(k for k in client.keys("*") if not k.startswith(b"ratelimit:"))
+    every = cast(list[bytes], client.keys("*"))
+    keys = sorted(k for k in every if not k.startswith(b"ratelimit:"))
     return {key.decode(): client.dump(key) for key in keys}
 
 
@@ -257,7 +258,7 @@ def test_the_buckets_expire_and_carry_a_hash_tag(
     table_id, ann, _ = seated(gateway)
     gateway.call("GET", f"/v1/tables/{table_id}", ann)
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    keys = client.keys("ratelimit:*")
+    keys = cast(list[str], client.keys("ratelimit:*"))
     assert {key.split("{")[1].split(":")[0] for key in keys} == {"addr", "token"}
     for key in keys:
         assert key.count("{") == 1
@@ -286,7 +287,7 @@ def test_the_limits_work_on_a_redis_cluster(redis_cluster: str, evaluator_addres
         client = redis.cluster.RedisCluster.from_url(redis_cluster, decode_responses=True)
         keys = list(client.scan_iter("ratelimit:*"))
         assert len(keys) == 3  # one address, two tokens
-        assert len({client.keyslot(key) for key in keys}) == 3
+        assert len({client.keyslot(key) for key in keys}) == 3  # type: ignore[no-untyped-call]
         client.close()
     finally:
         close_app(app)
@@ -365,7 +366,10 @@ def test_evaluate_batches_are_bounded(unlimited: Gateway) -> None:
     )
     assert_problem(response, 413, "body_too_large")
     # Odds are bounded too: over HTTP a request costs the evaluator tenths of a second.
-    odds = {"game": "guts3", "odds": {"hand": "Ah Kd Qc", "opponents": 9, "samples": 200_001}}
+    odds: dict[str, Any] = {
+        "game": "guts3",
+        "odds": {"hand": "Ah Kd Qc", "opponents": 9, "samples": 200_001},
+    }
     response = unlimited.call("POST", "/v1/evaluate", json=odds)
     assert_problem(response, 422, "invalid_field", "odds.samples")
     odds["odds"]["samples"] = 200_000
@@ -707,9 +711,8 @@ class Gunicorn(GunicornGateway):
 
     def __init__(self, redis_url: str, evaluator_address: str, logs: Path, **env: str) -> None:
         """Start it and wait until it answers."""
-        super().__init__(
-            redis_url, evaluator_address, logs, **{"CLOCK": "false", "LOG_LEVEL": "warning", **env}
-        )
+        environment = {"CLOCK": "false", "LOG_LEVEL": "warning", **env}
+        super().__init__(redis_url, evaluator_address, logs, 2, 8, **environment)
         self.start()
 
     def get(self, path: str) -> tuple[int, dict[str, str], bytes]:

@@ -168,8 +168,8 @@ def test_a_whole_guts_deal_through_the_sdk(client: Client) -> None:
     assert report.commitment == announced
     assert any("announced" in check for check in report.checks)
     assert any("2 hand(s) shown" in check for check in report.checks)
-    mine = seats[0].hand(view.hand_number)
-    assert any(item.type == "cards_dealt" and item.private for item in mine.events)
+    own = seats[0].hand(view.hand_number)
+    assert any(item.type == "cards_dealt" and item.private for item in own.events)
     assert client.verify_hand(table.id, view.hand_number, seat=seats[0], announced=announced)
     after = client.table(table.id)
     assert sum(s.stack for s in after.seats.values()) + after.pot + after.reserve == 300
@@ -191,6 +191,14 @@ def test_the_lobby_iterates_every_page(client: Client) -> None:
     assert first.next_cursor is not None
     assert first.tables[0].game == "paiute"
     assert first.tables[0].options["ante"] == 3
+
+
+def cards_of(seat: Seat) -> tuple[str, ...]:
+    """The seat's own cards, as it sees the table."""
+    you = seat.table().you
+    assert you is not None
+    assert you.cards is not None
+    return you.cards
 
 
 def play_paiute_turn(seat: Seat, wild_rank: int) -> str:
@@ -224,7 +232,7 @@ def test_a_whole_paiute_deal_through_the_sdk(client: Client) -> None:
     assert view.deal.stock_size == 52 - 10 - 2
     assert view.deal.discard_top is not None
     announced, wild_rank = view.deal.commitment, view.deal.wild_rank
-    dealt = {n: seat.table().you.cards for n, seat in seats.items()}
+    dealt = {n: cards_of(seat) for n, seat in seats.items()}
     moves = []
     while True:
         now = client.table(table.id)
@@ -324,10 +332,10 @@ def test_moves_answered_without_the_table(client: Client) -> None:
     assert replay.replayed
     assert replay.version == first.version
     # the same key through `act`: the replay holds no table, the table is read
-    again = bo.act({"action": "declare", "choice": "out"}, idempotency_key="bo-out")
-    assert again.replayed
-    assert again.events == []
-    assert again.table.version >= first.version
+    through_act = bo.act({"action": "declare", "choice": "out"}, idempotency_key="bo-out")
+    assert through_act.replayed
+    assert through_act.events == []
+    assert through_act.table.version >= first.version
     types = [event.type for event in client.events(table.id).events]
     assert types.count("declared") == 2
 
@@ -336,8 +344,10 @@ def test_a_tampered_history_fails_the_fairness_check(client: Client) -> None:
     table = client.create_table(GutsOptions(deal_pause_seconds=60, turn_seconds=120))
     ann, bo = client.take_seat(table.id, "ann", 100), client.take_seat(table.id, "bo", 100)
     ann.start()
-    announced = client.table(table.id).deal.commitment
-    dealt = {ann.number: ann.table().you.cards}
+    deal = client.table(table.id).deal
+    assert deal is not None
+    announced = deal.commitment
+    dealt = {ann.number: cards_of(ann)}
     ann.declare("in")
     bo.declare("in")
     deal_end(client, table.id, 0, 1)

@@ -55,7 +55,9 @@ def test_readable_and_packed_guts3_agree_with_the_core(evaluator_stub: Stub) -> 
 
 
 @pytest.mark.parametrize(("game", "size"), [(pb.GUTS_2, 2), (pb.GUTS_3, 3)])
-def test_big_guts_batch_matches_the_scalar_path(evaluator_stub: Stub, game: int, size: int) -> None:
+def test_big_guts_batch_matches_the_scalar_path(
+    evaluator_stub: Stub, game: pb.Game.ValueType, size: int
+) -> None:
     hands = random_packed(10_000, size, seed=size)
     reply = evaluator_stub.Evaluate(pb.EvaluateRequest(game=game, packed_hands=hands.tobytes()))
     rank = rank_guts2 if size == 2 else rank_guts3

@@ -178,6 +178,7 @@ def test_sigterm_lets_the_call_in_flight_finish(
     reply = outcome["reply"]
     assert isinstance(reply, pb.OddsResponse)
     assert reply.samples == 1_000_000
+    assert process.stderr is not None
     logs = [json.loads(line) for line in process.stderr.read().splitlines() if line.startswith("{")]
     messages = [entry["message"] for entry in logs]
     assert "evaluator listening" in messages

@@ -109,8 +109,9 @@ def test_fifty_copies_of_one_move_take_effect_once(
             path = f"/v1/tables/{table_id}/actions"
             return gateway.call("POST", path, mover, body, headers, link)
         if move == "seat":
-            body = {"name": "racer", "buy_in": 50}
-            return gateway.call("POST", f"/v1/tables/{table_id}/seats", None, body, headers, link)
+            seat_body: dict[str, Any] = {"name": "racer", "buy_in": 50}
+            path = f"/v1/tables/{table_id}/seats"
+            return gateway.call("POST", path, None, seat_body, headers, link)
         path = f"/v1/tables/{table_id}/seats/{mover.seat}"
         return gateway.call("DELETE", path, mover, None, headers, link)
 

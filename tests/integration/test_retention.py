@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -59,21 +59,19 @@ def idle_after_one_second(redis_url: str, evaluator_address: str) -> Iterator[Ga
 def _play_deals(gateway: Gateway, table_id: str, players: list[Player], deals: int) -> None:
     """Everyone declares out, deal after deal; returns when `deals` deals have ended."""
     for number in range(1, deals + 1):
-        wait_for(
-            lambda n=number: (
-                (t := gateway.table(table_id))["hand_number"] == n and t["phase"] == "declaring"
-            ),
-            seconds=60,
-        )
+
+        def declaring(n: int = number) -> bool:
+            table = gateway.table(table_id)
+            return bool(table["hand_number"] == n and table["phase"] == "declaring")
+
+        def recorded(n: int = number) -> bool:
+            return bool(gateway.call("GET", f"/v1/tables/{table_id}/hands/{n}").status_code == 200)
+
+        wait_for(declaring, seconds=60)
         for player in players:
             response = gateway.act(table_id, player, action="declare", choice="out")
             assert response.status_code == 200, response.get_json()
-        wait_for(
-            lambda n=number: (
-                gateway.call("GET", f"/v1/tables/{table_id}/hands/{n}").status_code == 200
-            ),
-            seconds=60,
-        )
+        wait_for(recorded, seconds=60)
 
 
 def test_only_the_last_deals_are_kept_and_older_ones_answer_410(keeping_two: Gateway) -> None:
@@ -101,8 +99,9 @@ def test_only_the_last_deals_are_kept_and_older_ones_answer_410(keeping_two: Gat
     client = service.store.client
     hand_keys = list(client.scan_iter(match=f"table:{{{table_id}}}:hand:*"))
     assert sorted(hand_keys) == [f"table:{{{table_id}}}:hand:{n}" for n in (4, 5)]
-    first = int(client.hget(table_key(table_id), "first_event"))
-    oldest = client.xrange(events_key(table_id), count=1)[0][0]
+    first = int(cast(str, client.hget(table_key(table_id), "first_event")))
+    entries = cast(list[tuple[str, dict[str, str]]], client.xrange(events_key(table_id), count=1))
+    oldest = entries[0][0]
     assert oldest == f"{first}-0"
     assert first == kept_first_event(gateway, table_id, 4)
 

@@ -138,7 +138,10 @@ def test_guts_and_paiute_games_through_a_redis_cluster(
         assert len(lobby["tables"]) == 4
         # the tables really are spread over the three masters
         client = redis.cluster.RedisCluster.from_url(redis_cluster)
-        slots = {client.keyslot(f"table:{{{table['id']}}}") for table in lobby["tables"]}
+        slots = {
+            client.keyslot(f"table:{{{table['id']}}}")  # type: ignore[no-untyped-call]
+            for table in lobby["tables"]
+        }
         assert len(slots) == 4
         client.close()
     finally:

@@ -372,7 +372,7 @@ def fuzz_operations(base: str, operation_ids: list[str]) -> dict[str, Any]:
     pool = Pool(base, requests.Session())
     figures: dict[str, Any] = {}
     for result in schema.get_all_operations():
-        operation = result.ok()
+        operation = result.ok()  # type: ignore[union-attr]
         if operation.definition.raw["operationId"] not in operation_ids:
             continue
         tally = Tally()

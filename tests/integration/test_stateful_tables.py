@@ -245,7 +245,7 @@ def test_random_tables_keep_every_invariant(redis_url: str, evaluator_address: s
                 sent["Idempotency-Key"] = key
             before = store.load(table.table_id) if table is not None else None
             response = client.open(path, method=method, headers=sent, json=body)
-            reply = response.get_json(silent=True)
+            reply = response.get_json(silent=True) or {}
             status = response.status_code
             replayed = response.headers.get("Idempotent-Replayed") == "true"
             run.requests[f"{status} {reply.get('code', '') if status >= 400 else ''}".strip()] += 1
@@ -344,7 +344,7 @@ def test_random_tables_keep_every_invariant(redis_url: str, evaluator_address: s
         @initialize(data=st.data())
         def first_table(self, data: st.DataObject) -> None:
             """A first table with enough players, started."""
-            options = data.draw(GUTS_OPTIONS | PAIUTE_OPTIONS, label="options")
+            options: dict[str, Any] = data.draw(GUTS_OPTIONS | PAIUTE_OPTIONS, label="options")
             options["max_players"] = max(options["max_players"], options["min_players"])
             table = self.create(options)
             assert table is not None
@@ -703,7 +703,7 @@ def test_random_tables_keep_every_invariant(redis_url: str, evaluator_address: s
             table = self.pick_table(data)
             tokens = [p.token for p in table.gone] + [hashlib.sha256(b"nobody").hexdigest()]
             token = data.draw(st.sampled_from(tokens), label="token")
-            body = data.draw(
+            body: dict[str, Any] = data.draw(
                 st.sampled_from(
                     [
                         {"action": "start"},

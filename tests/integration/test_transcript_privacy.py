@@ -78,7 +78,7 @@ class Transcript:
         for seat, cards in deal["hands"].items():
             if viewer is None or seat != viewer.seat:
                 hidden |= cards
-        return hidden - deal["shown"]
+        return hidden - set(deal["shown"])
 
     def check(self) -> int:
         """Assert the privacy rule over everything received; how many cards were checked."""

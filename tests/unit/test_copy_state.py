@@ -42,7 +42,7 @@ def test_scalars_keep_their_types_and_values() -> None:
 
 
 def test_values_beyond_json_encoders_are_copied_by_walking_the_tree() -> None:
-    big = {"amount": 2**70, "nested": [{"amount": -(2**80)}]}
+    big: dict[str, Any] = {"amount": 2**70, "nested": [{"amount": -(2**80)}]}
     copied = copy_state(big)
     assert copied == big
     assert copied["nested"][0] is not big["nested"][0]
@@ -55,4 +55,5 @@ def test_values_beyond_json_encoders_are_copied_by_walking_the_tree() -> None:
 
 def test_a_copy_is_what_the_store_gives_back() -> None:
     # JSON holds no tuple: a copy, like a read from the store, has a list there
-    assert copy_state({"pair": (1, 2)}) == {"pair": [1, 2]}
+    copied: dict[str, Any] = copy_state({"pair": (1, 2)})
+    assert copied == {"pair": [1, 2]}

@@ -14,6 +14,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any, TypeVar
 
 import pytest
@@ -277,7 +278,7 @@ def test_a_body_nested_just_under_the_parsers_limit_is_refused_not_a_crash() -> 
     for depth in (33, 500, 900):
         for opener, closer in ((b"[", b"]"), (b'{"a":', b"}")):
             raw = b'{"game": ' + opener * depth + b"1" + closer * depth + b"}"
-            refusal = attempt(lambda raw=raw: parse_json_body(raw, "application/json", "Action"))
+            refusal = attempt(partial(parse_json_body, raw, "application/json", "Action"))
             assert isinstance(refusal, ApiError), refusal
             assert refusal.code in {"invalid_body", "malformed_json"}, refusal
     shallow = b'{"action": "declare", "choice": "in"}'

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from api.store import TableRecord
 from api.warm import WarmTables
 
@@ -67,7 +69,7 @@ def test_capacity_zero_keeps_nothing() -> None:
 
 def test_each_move_gets_a_state_of_its_own_and_none_is_held_as_objects() -> None:
     warm = WarmTables(10)
-    state = {"version": 3, "seats": {"1": {"chips": 100}}}
+    state: dict[str, Any] = {"version": 3, "seats": {"1": {"chips": 100}}}
     warm.put(TableRecord("t", state, 3, 3, stamp="s3"), {}, [])
     state["seats"]["1"]["chips"] = 0  # the caller's copy changes after the commit
     first = warm.get("t", None)
