@@ -994,8 +994,34 @@ def _rule_ports(rule: Mapping[str, Any]) -> set[Any] | None:
     return {p.get("port") for p in ports}
 
 
+def _probed_ports(workload: Workload) -> dict[Any, set[Any]]:
+    """Each port a probe of the workload uses, by number, with the names it goes by."""
+    probed: dict[Any, set[Any]] = {}
+    for container in workload.containers():
+        names = {p.get("name"): p.get("containerPort") for p in container.get("ports") or []}
+        for probe_name in ("readinessProbe", "livenessProbe", "startupProbe"):
+            probe = container.get(probe_name)
+            found = _probe_port(probe) if probe else None
+            if found is None:
+                continue
+            number = names.get(found[1], found[1])
+            aliases = {number} | {name for name, port in names.items() if port == number}
+            probed.setdefault(number, set()).update(aliases)
+    return probed
+
+
+def _open_to_every_source(policies: Sequence[Manifest], aliases: set[Any]) -> bool:
+    for policy in policies:
+        for rule in policy.body["spec"].get("ingress") or []:
+            rule_ports = _rule_ports(rule)
+            if not rule.get("from") and (rule_ports is None or rule_ports & aliases):
+                return True
+    return False
+
+
 def check_network_policies(manifests: Sequence[Manifest]) -> list[str]:
-    """Only the gateway and the clock reach the evaluator's gRPC port and Redis."""
+    """Only the gateway and the clock reach the evaluator's gRPC port and Redis; the
+    ports the kubelet probes are open to it."""
     problems = []
     policies = [m for m in manifests if m.kind == "NetworkPolicy"]
     for workload in workloads(manifests):
@@ -1007,6 +1033,13 @@ def check_network_policies(manifests: Sequence[Manifest]) -> list[str]:
         ]
         if not selecting:
             problems.append(f"{workload.manifest.label}: no NetworkPolicy limits its ingress")
+        # the kubelet probes from the node, which no pod or namespace selector names
+        for port, aliases in _probed_ports(workload).items():
+            if selecting and not _open_to_every_source(selecting, aliases):
+                problems.append(
+                    f"{workload.manifest.label}: its probes use port {port}, which no "
+                    "NetworkPolicy opens to every source (the kubelet probes from the node)"
+                )
         if workload.component != "evaluator":
             continue
         grpc_ports: set[Any] = {"grpc"}

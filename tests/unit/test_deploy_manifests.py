@@ -371,6 +371,20 @@ def _set_security(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
             "no NetworkPolicy limits its ingress",
         ),
         (
+            "NetworkPolicy",
+            "cardroom-evaluator",
+            lambda b: b["spec"]["ingress"].pop(2),
+            "its probes use port 50052, which no NetworkPolicy opens to every source",
+        ),
+        (
+            "NetworkPolicy",
+            "cardroom-gateway",
+            lambda b: b["spec"]["ingress"][0].update(
+                **{"from": [{"podSelector": {"matchLabels": {"app": "ingress"}}}]}
+            ),
+            "its probes use port 8000, which no NetworkPolicy opens to every source",
+        ),
+        (
             "Secret",
             "cardroom-redis",
             lambda b: b["metadata"].update(namespace="prod"),
