@@ -13,24 +13,12 @@ from flask.testing import FlaskClient
 
 from api import create_app
 from api.settings import Settings
+from tests.integration.tables_api import Player as Player  # re-exported for the tests
+from tests.integration.tables_api import TableCalls
 
 
 @dataclass
-class Player:
-    """A seated player: seat number and token."""
-
-    name: str
-    seat: int
-    token: str
-
-    @property
-    def auth(self) -> dict[str, str]:
-        """The Authorization header of this seat."""
-        return {"Authorization": f"Bearer {self.token}"}
-
-
-@dataclass
-class Gateway:
+class Gateway(TableCalls):
     """A test client with shortcuts for the table API; records every body it receives."""
 
     app: Flask
@@ -49,30 +37,11 @@ class Gateway:
             self.received.append((player.name if player else None, response.get_data(True)))
         return response
 
-    def create(self, **options: Any) -> str:
-        """Create a Guts table; its id."""
-        response = self.call("POST", "/v1/tables", json={"game": "guts", **options})
-        assert response.status_code == 201, response.get_json()
-        return str(response.get_json()["id"])
-
-    def sit(self, table_id: str, name: str, buy_in: int = 100) -> Player:
-        """Take a seat."""
-        response = self.call(
-            "POST", f"/v1/tables/{table_id}/seats", json={"name": name, "buy_in": buy_in}
-        )
-        assert response.status_code == 201, response.get_json()
-        body = response.get_json()
-        return Player(name, body["seat"], body["token"])
-
-    def act(self, table_id: str, player: Player, **action: Any) -> Any:
-        """A move; the response."""
-        return self.call("POST", f"/v1/tables/{table_id}/actions", player, json=action)
-
-    def table(self, table_id: str, player: Player | None = None) -> dict[str, Any]:
-        """The table as `player` (or a spectator) sees it."""
-        response = self.call("GET", f"/v1/tables/{table_id}", player)
-        assert response.status_code == 200, response.get_json()
-        return dict(response.get_json())
+    def json_call(self, method: str, path: str, player: Player | None, body: Any) -> Any:
+        """One request through `call`, with `body` as JSON unless it is None."""
+        if body is None:
+            return self.call(method, path, player)
+        return self.call(method, path, player, json=body)
 
     def stream(
         self,

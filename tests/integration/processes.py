@@ -28,6 +28,7 @@ from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from deploy import validate
 from tests.conftest import RedisProcess, free_port
+from tests.integration.tables_api import Player, TableCalls
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "deploy" / "compose.yaml"
@@ -185,23 +186,17 @@ class Reply:
         """The body as text."""
         return self.data.decode("utf-8", "replace")
 
+    def get_data(self, as_text: bool = False) -> bytes | str:
+        """The body, as bytes or as text (as werkzeug's responses have it)."""
+        return self.text() if as_text else self.data
 
-@dataclass
-class Seat:
-    """A seated player over HTTP: name, seat number and token."""
 
-    name: str
-    seat: int
-    token: str
-
-    @property
-    def auth(self) -> dict[str, str]:
-        """The Authorization header of this seat."""
-        return {"Authorization": f"Bearer {self.token}"}
+# a seated player over HTTP is the same as in process
+Seat = Player
 
 
 @dataclass
-class HttpGateway:
+class HttpGateway(TableCalls):
     """Requests to a gateway over real HTTP; optionally records every reply it gets."""
 
     base_port: int
@@ -248,30 +243,9 @@ class HttpGateway:
             self.record(viewer, method, path, reply)
         return reply
 
-    def create(self, **options: Any) -> str:
-        """Create a table (Guts unless `game` says otherwise); its id."""
-        reply = self.call("POST", "/v1/tables", json_body={"game": "guts", **options})
-        assert reply.status_code == 201, reply.text()
-        return str(reply.get_json()["id"])
-
-    def sit(self, table_id: str, name: str, buy_in: int = 100) -> Seat:
-        """Take a seat."""
-        reply = self.call(
-            "POST", f"/v1/tables/{table_id}/seats", json_body={"name": name, "buy_in": buy_in}
-        )
-        assert reply.status_code == 201, reply.text()
-        body = reply.get_json()
-        return Seat(name, body["seat"], body["token"])
-
-    def act(self, table_id: str, seat: Seat, **action: Any) -> Reply:
-        """A move."""
-        return self.call("POST", f"/v1/tables/{table_id}/actions", seat, json_body=action)
-
-    def table(self, table_id: str, viewer: Seat | None = None) -> dict[str, Any]:
-        """The table as `viewer` (or a spectator) sees it."""
-        reply = self.call("GET", f"/v1/tables/{table_id}", viewer)
-        assert reply.status_code == 200, reply.text()
-        return dict(reply.get_json())
+    def json_call(self, method: str, path: str, player: Seat | None, body: Any) -> Reply:
+        """One request through `call`, with `body` as JSON unless it is None."""
+        return self.call(method, path, player, json_body=body)
 
     def status(self, path: str) -> int:
         """The status of a GET (health probes)."""
