@@ -139,9 +139,10 @@ Decisions where RULES.md is silent
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from api.games import table
 from api.games.common import (
     Deck,
     Event,
@@ -153,13 +154,11 @@ from api.games.common import (
     event,
     verify_deck,
 )
-
-State = dict[str, Any]
+from api.games.table import BETWEEN_DEALS, State
 
 WAITING = "waiting"
 DECLARING = "declaring"
 SHOWDOWN = "showdown"
-BETWEEN_DEALS = "between_deals"
 
 MAX_ANTE = 1_000_000
 MAX_CHIPS = 1_000_000_000
@@ -342,57 +341,14 @@ def finished_deal(state: State) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- helpers
 
 
-def _opt(state: State, name: str) -> Any:
-    return state["options"][name]
-
-
-def _is_seat_number(seat: object) -> bool:
-    return isinstance(seat, int) and not isinstance(seat, bool)
-
-
-def _verify_seated(state: State, seat: int) -> dict[str, Any]:
-    if not _is_seat_number(seat) or str(seat) not in state["seats"]:
-        raise RuleError("not_seated", f"Seat {seat!r} is not occupied at this table.", "seat")
-    record: dict[str, Any] = state["seats"][str(seat)]
-    return record
-
-
-def _from_left_of(dealer: int | None, seats: Iterable[int]) -> list[int]:
-    ordered = sorted(seats)
-    if dealer is None:
-        return ordered
-    return [s for s in ordered if s > dealer] + [s for s in ordered if s <= dealer]
-
-
-def _seat_numbers(state: State, status: str | None = None, funded: bool = False) -> list[int]:
-    return sorted(
-        int(key)
-        for key, seat in state["seats"].items()
-        if (status is None or seat["status"] == status) and (not funded or seat["stack"] > 0)
-    )
-
-
 def _in_current_hand(state: State, seat: int) -> bool:
     deal = state["deal"]
     return state["phase"] in (DECLARING, SHOWDOWN) and seat in deal["players"]
 
 
-def _split(amount: int, ways: int) -> list[int]:
-    base, odd = divmod(amount, ways)
-    return [base + (1 if i < odd else 0) for i in range(ways)]
-
-
-def _flow(state: State, kind: str, seat: int | None, amount: int, source: str, target: str) -> None:
-    deal = state["deal"]
-    if deal is not None and not deal["ended"] and amount > 0:
-        deal["flow"].append(
-            {"kind": kind, "seat": seat, "amount": amount, "source": source, "target": target}
-        )
-
-
 def _per_deal_cap(state: State) -> int | None:
-    cap: int | None = _opt(state, "cap")
-    return cap if cap is not None and _opt(state, "cap_mode") == "per_deal" else None
+    cap: int | None = table.option(state, "cap")
+    return cap if cap is not None and table.option(state, "cap_mode") == "per_deal" else None
 
 
 def _pay_in(state: State, seat: int, owed: int, kind: str) -> dict[str, Any]:
@@ -401,14 +357,14 @@ def _pay_in(state: State, seat: int, owed: int, kind: str) -> dict[str, Any]:
     amount = min(owed, record["stack"])
     record["stack"] -= amount
     to_pot = amount
-    cap = _opt(state, "cap")
-    if cap is not None and _opt(state, "cap_mode") == "reserve":
+    cap = table.option(state, "cap")
+    if cap is not None and table.option(state, "cap_mode") == "reserve":
         to_pot = min(amount, max(cap - state["pot"], 0))
     to_reserve = amount - to_pot
     state["pot"] += to_pot
     state["reserve"] += to_reserve
-    _flow(state, kind, seat, to_pot, "seat", "pot")
-    _flow(state, kind, seat, to_reserve, "seat", "reserve")
+    table.record_flow(state, kind, seat, to_pot, "seat", "pot")
+    table.record_flow(state, kind, seat, to_reserve, "seat", "reserve")
     return {
         "seat": seat,
         "owed": owed,
@@ -417,65 +373,6 @@ def _pay_in(state: State, seat: int, owed: int, kind: str) -> dict[str, Any]:
         "to_reserve": to_reserve,
         "stack": record["stack"],
     }
-
-
-def _pay_out(state: State, seat: int, amount: int, kind: str) -> None:
-    state["pot"] -= amount
-    state["seats"][str(seat)]["stack"] += amount
-    _flow(state, kind, seat, amount, "pot", "seat")
-
-
-def _set_phase(state: State, phase: str, deadline: float | None, events: list[Event]) -> None:
-    state["phase"] = phase
-    state["deadline"] = deadline
-    events.append(event("phase", {"phase": phase, "deadline": deadline}))
-
-
-def _end_game(state: State, reason: str, events: list[Event]) -> None:
-    state["game_in_progress"] = False
-    events.append(event("game_ended", {"game_number": state["game_number"], "reason": reason}))
-
-
-def _share_pot(state: State, seats: list[int], reason: str, events: list[Event]) -> None:
-    shares = _split(state["pot"], len(seats))
-    for seat, amount in zip(seats, shares, strict=True):
-        _pay_out(state, seat, amount, "share")
-    events.append(
-        event(
-            "pot_split",
-            {
-                "shares": [{"seat": s, "amount": a} for s, a in zip(seats, shares, strict=True)],
-                "reason": reason,
-                "pot": state["pot"],
-            },
-        )
-    )
-
-
-def _abandon_game(state: State, seats: list[int], reason: str, events: list[Event]) -> None:
-    if state["pot"] > 0 and seats:
-        _share_pot(state, _from_left_of(state["dealer"], seats), "abandoned", events)
-    _end_game(state, reason, events)
-
-
-def _remove_seat(state: State, seat: int, reason: str, events: list[Event]) -> None:
-    record = state["seats"][str(seat)]
-    if state["game_in_progress"] and record["status"] == "playing":
-        others = [s for s in _seat_numbers(state, "playing") if s != seat]
-        if not others:
-            # The pot must not be stranded with nobody left to play for it.
-            _abandon_game(state, [seat], "abandoned", events)
-    amount = record["stack"]
-    state["chips_cashed"] += amount
-    del state["seats"][str(seat)]
-    events.append(event("cashed_out", {"seat": seat, "name": record["name"], "amount": amount}))
-    events.append(event("left", {"seat": seat, "name": record["name"], "reason": reason}))
-
-
-def _remove_broke(state: State, events: list[Event]) -> None:
-    for seat in _seat_numbers(state, "playing"):
-        if state["seats"][str(seat)]["stack"] == 0:
-            _remove_seat(state, seat, "out_of_chips", events)
 
 
 # --------------------------------------------------------------------------- sit / leave
@@ -490,7 +387,7 @@ def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
             " at either end.",
             "name",
         )
-    low, high = _opt(state, "min_buy_in"), _opt(state, "max_buy_in")
+    low, high = table.option(state, "min_buy_in"), table.option(state, "max_buy_in")
     if isinstance(buy_in, bool) or not isinstance(buy_in, int) or not low <= buy_in <= high:
         raise RuleError(
             "invalid_buy_in",
@@ -502,7 +399,7 @@ def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
         raise RuleError(
             "name_taken", f"Someone at this table already goes by {name.strip()!r}.", "name"
         )
-    if len(state["seats"]) >= _opt(state, "max_players"):
+    if len(state["seats"]) >= table.option(state, "max_players"):
         raise RuleError("table_full", "Every seat at this table is taken.")
 
 
@@ -510,7 +407,9 @@ def sit(state: State, name: str, buy_in: int, now: float) -> Transition:
     """Seat a new player in the lowest free seat; they join at the start of the next game."""
     verify_sit(state, name, buy_in, now)
     new = copy_state(state)
-    seat = next(n for n in range(1, _opt(new, "max_players") + 1) if str(n) not in new["seats"])
+    seat = next(
+        n for n in range(1, table.option(new, "max_players") + 1) if str(n) not in new["seats"]
+    )
     new["seats"][str(seat)] = {
         "name": name.strip(),
         "stack": buy_in,
@@ -529,7 +428,7 @@ def sit(state: State, name: str, buy_in: int, now: float) -> Transition:
 
 def verify_leave(state: State, seat: int, now: float) -> None:
     """Raise RuleError unless this seat may ask to leave."""
-    record = _verify_seated(state, seat)
+    record = table.verify_seated(state, seat)
     if record["leaving"]:
         raise RuleError(
             "already_left", f"Seat {seat} already leaves at the end of this deal.", "seat"
@@ -546,15 +445,15 @@ def leave(state: State, seat: int, now: float) -> Transition:
         record["leaving"] = True
         events.append(event("leaving", {"seat": seat, "name": record["name"]}))
     else:
-        _remove_seat(new, seat, "left", events)
+        table.remove_seat(new, seat, "left", events)
     return new, events
 
 
 def verify_rebuy(state: State, seat: int, amount: int, now: float) -> None:
     """Raise RuleError unless this seat may buy more chips now."""
-    if not _opt(state, "rebuy"):
+    if not table.option(state, "rebuy"):
         raise RuleError("rebuy_not_allowed", "This table does not allow rebuys.")
-    record = _verify_seated(state, seat)
+    record = table.verify_seated(state, seat)
     if state["phase"] == SHOWDOWN:
         raise RuleError("showdown_pending", "Wait until the showdown has been settled.")
     if record["leaving"]:
@@ -565,7 +464,7 @@ def verify_rebuy(state: State, seat: int, amount: int, now: float) -> None:
             f"Seat {seat} is in the current deal; rebuy once it has been settled.",
             "seat",
         )
-    low, high = _opt(state, "min_buy_in"), _opt(state, "max_buy_in")
+    low, high = table.option(state, "min_buy_in"), table.option(state, "max_buy_in")
     if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
         raise RuleError(
             "invalid_buy_in", "A rebuy must be a positive whole number of chips.", "amount"
@@ -595,13 +494,13 @@ def rebuy(state: State, seat: int, amount: int, now: float) -> Transition:
 
 def verify_start(state: State, seat: int, now: float, deck: Deck) -> None:
     """Raise RuleError unless this seat may start the waiting table."""
-    _verify_seated(state, seat)
+    table.verify_seated(state, seat)
     if state["phase"] == SHOWDOWN:
         raise RuleError("showdown_pending", "Wait until the showdown has been settled.")
     if state["phase"] != WAITING:
         raise RuleError("already_started", "The table is already playing.")
-    needed = _opt(state, "min_players")
-    if len(_seat_numbers(state, funded=True)) < needed:
+    needed = table.option(state, "min_players")
+    if len(table.seat_numbers(state, funded=True)) < needed:
         raise RuleError(
             "not_enough_players", f"At least {needed} seated players with chips are needed."
         )
@@ -618,17 +517,19 @@ def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
 
 
 def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
-    minimum = _opt(state, "min_players")
-    if state["game_in_progress"] and len(_seat_numbers(state, "playing", True)) < minimum:
-        _abandon_game(state, _seat_numbers(state, "playing"), "not_enough_players", events)
-        _remove_broke(state, events)
+    minimum = table.option(state, "min_players")
+    if state["game_in_progress"] and len(table.seat_numbers(state, "playing", True)) < minimum:
+        table.abandon_game(
+            state, table.seat_numbers(state, "playing"), "not_enough_players", events
+        )
+        table.remove_broke(state, events)
     new_game = not state["game_in_progress"]
     if new_game:
-        funded = _seat_numbers(state, funded=True)
+        funded = table.seat_numbers(state, funded=True)
         if len(funded) < minimum:
             for record in state["seats"].values():
                 record["status"] = "waiting"
-            _set_phase(state, WAITING, None, events)
+            table.set_phase(state, WAITING, None, events)
             return
         state["game_number"] += 1
         state["game_in_progress"] = True
@@ -643,11 +544,11 @@ def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> No
 
 
 def _deal(state: State, now: float, deck: Deck, new_game: bool, events: list[Event]) -> None:
-    funded = _seat_numbers(state, "playing", True)
-    dealer = _from_left_of(state["dealer"], funded)[0]
-    order = _from_left_of(dealer, funded)
-    ghost = bool(_opt(state, "ghost"))
-    cards = int(_opt(state, "cards"))
+    funded = table.seat_numbers(state, "playing", True)
+    dealer = table.from_left_of(state["dealer"], funded)[0]
+    order = table.from_left_of(dealer, funded)
+    ghost = bool(table.option(state, "ghost"))
+    cards = int(table.option(state, "cards"))
     state["hand_number"] += 1
     state["dealer"] = dealer
     state["deal"] = {
@@ -706,25 +607,25 @@ def _deal(state: State, now: float, deck: Deck, new_game: bool, events: list[Eve
         events.append(event("cards_dealt", {"seat": seat, "cards": list(hands[str(seat)])}, [seat]))
     events.append(event("dealt", {"players": order, "cards": cards, "ghost": ghost}))
 
-    deadline = now + _opt(state, "turn_seconds")
-    _set_phase(state, DECLARING, deadline, events)
-    if _opt(state, "declare") == "sequential":
+    deadline = now + table.option(state, "turn_seconds")
+    table.set_phase(state, DECLARING, deadline, events)
+    if table.option(state, "declare") == "sequential":
         deal["turn"] = order[0]
         events.append(event("turn", {"seat": order[0], "deadline": deadline}))
 
 
 def _collect_antes(state: State, order: list[int], new_game: bool, events: list[Event]) -> None:
-    ante = int(_opt(state, "ante"))
+    ante = int(table.option(state, "ante"))
     payers: list[int] = []
     if new_game:
-        cap = _opt(state, "cap")
+        cap = table.option(state, "cap")
         would_bring = sum(min(ante, state["seats"][str(s)]["stack"]) for s in order)
-        reserve_opens = cap is not None and _opt(state, "cap_mode") == "reserve"
+        reserve_opens = cap is not None and table.option(state, "cap_mode") == "reserve"
         if reserve_opens and state["reserve"] > 0 and state["reserve"] >= would_bring:
             amount = min(state["reserve"], cap)
             state["reserve"] -= amount
             state["pot"] += amount
-            _flow(state, "reserve_open", None, amount, "reserve", "pot")
+            table.record_flow(state, "reserve_open", None, amount, "reserve", "pot")
             events.append(
                 event(
                     "reserve_opened",
@@ -735,7 +636,7 @@ def _collect_antes(state: State, order: list[int], new_game: bool, events: list[
             payers = list(order)
     elif state["next_ante"] == "all":
         payers = list(order)
-    elif state["next_ante"] == "auto" and _opt(state, "ante_mode") == "every_deal":
+    elif state["next_ante"] == "auto" and table.option(state, "ante_mode") == "every_deal":
         for seat in order:
             if state["seats"][str(seat)]["skip_ante"]:
                 events.append(event("ante_skipped", {"seat": seat}))
@@ -753,7 +654,7 @@ def _collect_antes(state: State, order: list[int], new_game: bool, events: list[
 
 def verify_declare(state: State, seat: int, choice: str, now: float) -> None:
     """Raise RuleError unless this seat may declare this choice now."""
-    _verify_seated(state, seat)
+    table.verify_seated(state, seat)
     if state["phase"] == SHOWDOWN:
         raise RuleError("showdown_pending", "Wait until the showdown has been settled.")
     if state["phase"] != DECLARING:
@@ -784,7 +685,7 @@ def declare(state: State, seat: int, choice: str, now: float) -> Transition:
     events: list[Event] = []
     deal = new["deal"]
     deal["declarations"][str(seat)] = choice
-    if _opt(new, "declare") == "sequential":
+    if table.option(new, "declare") == "sequential":
         events.append(event("declared", {"seat": seat, "choice": choice}))
         _advance_turn(new, now, events)
     else:
@@ -802,7 +703,7 @@ def _advance_turn(state: State, now: float, events: list[Event]) -> None:
         _resolve(state, now, events)
         return
     deal["turn"] = pending[0]
-    state["deadline"] = now + _opt(state, "turn_seconds")
+    state["deadline"] = now + table.option(state, "turn_seconds")
     events.append(event("turn", {"seat": pending[0], "deadline": state["deadline"]}))
 
 
@@ -840,16 +741,16 @@ def _resolve(state: State, now: float, events: list[Event]) -> None:
     ins = [s for s in deal["players"] if choices[str(s)] == "in"]
     ghost = bool(deal["ghost"])
     if not ins:
-        if _opt(state, "wimp"):
+        if table.option(state, "wimp"):
             _enter_showdown(state, deal["players"], "wimp", events)
             return
-        if _opt(state, "all_out_ante"):
+        if table.option(state, "all_out_ante"):
             state["next_ante"] = "all"
         events.append(event("pot_carried", {"pot": state["pot"], "reason": "nobody_in"}))
-        _end_deal(state, now, "nobody_in", events)
+        table.end_deal(state, now, "nobody_in", events)
     elif len(ins) == 1 and not ghost:
         _take_pot(state, ins, events)
-        _end_deal(state, now, "uncontested", events)
+        table.end_deal(state, now, "uncontested", events)
     else:
         _enter_showdown(state, ins, "showdown", events)
 
@@ -861,7 +762,7 @@ def _enter_showdown(state: State, seats: list[int], reason: str, events: list[Ev
         needed["ghost"] = list(deal["hands"]["ghost"])
     deal["ranking_needed"] = needed
     deal["showdown_reason"] = reason
-    _set_phase(state, SHOWDOWN, None, events)
+    table.set_phase(state, SHOWDOWN, None, events)
 
 
 # --------------------------------------------------------------------------- settling
@@ -906,7 +807,7 @@ def settle(state: State, ranks: Mapping[str, Ranked], now: float) -> Transition:
         outcome = "wimp"
     else:
         outcome = _settle_showdown(new, events)
-    _end_deal(new, now, outcome, events)
+    table.end_deal(new, now, outcome, events)
     return new, events
 
 
@@ -919,7 +820,7 @@ def _settle_wimp(state: State, events: list[Event]) -> None:
     players: list[int] = state["deal"]["players"]
     best = max(_strength(state, str(s)) for s in players)
     wimp = next(s for s in players if _strength(state, str(s)) == best)
-    owed = int(_opt(state, "ante")) * (len(players) - 1)
+    owed = int(table.option(state, "ante")) * (len(players) - 1)
     cap = _per_deal_cap(state)
     if cap is not None:
         owed = min(owed, cap)
@@ -940,7 +841,7 @@ def _settle_showdown(state: State, events: list[Event]) -> str:
     else:
         winners = [s for s in ins if strength[s] == best]
         losers = [s for s in ins if strength[s] < best]
-    if losers and _opt(state, "losers_pay") == "worst":
+    if losers and table.option(state, "losers_pay") == "worst":
         worst = min(strength[s] for s in losers)
         losers = [s for s in losers if strength[s] == worst]
     if winners:
@@ -962,12 +863,12 @@ def _settle_showdown(state: State, events: list[Event]) -> str:
 
 
 def _take_pot(state: State, winners: list[int], events: list[Event]) -> None:
-    shares = _split(state["pot"], len(winners))
+    shares = table.split_evenly(state["pot"], len(winners))
     cap = _per_deal_cap(state)
     if cap is not None:
         shares = [min(share, cap) for share in shares]
     for seat, share in zip(winners, shares, strict=True):
-        _pay_out(state, seat, share, "win")
+        table.pay_out(state, seat, share, "win")
     if len(winners) == 1:
         events.append(
             event("pot_won", {"seat": winners[0], "amount": shares[0], "pot": state["pot"]})
@@ -986,53 +887,12 @@ def _take_pot(state: State, winners: list[int], events: list[Event]) -> None:
         )
 
 
-def _end_deal(state: State, now: float, outcome: str, events: list[Event]) -> None:
-    deal = state["deal"]
-    deal["outcome"] = outcome
-    deal["turn"] = None
-    events.append(
-        event(
-            "deal_ended",
-            {
-                "hand_number": deal["number"],
-                "outcome": outcome,
-                "pot": state["pot"],
-                "reserve": state["reserve"],
-            },
-        )
-    )
-    if state["pot"] == 0:
-        _end_game(state, "won", events)
-    else:
-        playing = _seat_numbers(state, "playing")
-        if playing and all(state["seats"][str(s)]["leaving"] for s in playing):
-            _abandon_game(state, playing, "abandoned", events)
-    for seat in _seat_numbers(state):
-        if state["seats"][str(seat)]["leaving"]:
-            _remove_seat(state, seat, "left", events)
-    if not state["game_in_progress"]:
-        _remove_broke(state, events)
-    # Marked last, so that a pot shared out because everyone left is in this deal's flow.
-    deal["ended"] = True
-    _set_phase(state, BETWEEN_DEALS, now + _opt(state, "deal_pause_seconds"), events)
-
-
 # --------------------------------------------------------------------------- views
-
-
-def _is_current_player(state: State, seat: int) -> bool:
-    deal = state["deal"]
-    record = state["seats"].get(str(seat))
-    return (
-        deal is not None
-        and record is not None
-        and deal["player_ids"].get(str(seat)) == record["player_id"]
-    )
 
 
 def _public_deal(state: State) -> dict[str, Any]:
     deal = state["deal"]
-    sequential = _opt(state, "declare") == "sequential"
+    sequential = table.option(state, "declare") == "sequential"
     public_choices = deal["revealed"] or sequential
     declared = [s for s in deal["players"] if str(s) in deal["declarations"]]
     return {
@@ -1090,7 +950,7 @@ def view(state: State, seat: int | None = None) -> dict[str, Any]:
             "status": record["status"],
             "leaving": record["leaving"],
             "out_of_chips": record["stack"] == 0,
-            "in_hand": int(key) in in_hand and _is_current_player(state, int(key)),
+            "in_hand": int(key) in in_hand and table.is_current_player(state, int(key)),
         }
     result: dict[str, Any] = {
         "game": "guts",
@@ -1110,8 +970,8 @@ def view(state: State, seat: int | None = None) -> dict[str, Any]:
         "pending": _pending(state),
         "you": None,
     }
-    if seat is not None and _is_seat_number(seat) and str(seat) in state["seats"]:
-        mine = deal is not None and seat in deal["players"] and _is_current_player(state, seat)
+    if seat is not None and table.is_seat_number(seat) and str(seat) in state["seats"]:
+        mine = deal is not None and seat in deal["players"] and table.is_current_player(state, seat)
         result["you"] = {
             "seat": seat,
             "cards": list(deal["hands"][str(seat)]) if mine else None,

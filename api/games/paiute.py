@@ -145,7 +145,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from api.games import guts
+from api.games import guts, table
 from api.games.common import (
     RANKS,
     Deck,
@@ -158,29 +158,14 @@ from api.games.common import (
     event,
     verify_deck,
 )
-from api.games.guts import (
-    _abandon_game,
-    _end_deal,
-    _flow,
-    _from_left_of,
-    _is_current_player,
-    _opt,
-    _pay_out,
-    _remove_broke,
-    _seat_numbers,
-    _set_phase,
-    _split,
-    _verify_seated,
-)
+from api.games.table import BETWEEN_DEALS, State
 
-State = dict[str, Any]
 Change = Callable[[State, list[Event]], object]
 
 WAITING = "waiting"
 PLAYING = "playing"
 LAST_TURNS = "last_turns"
 SHOWDOWN = "showdown"
-BETWEEN_DEALS = "between_deals"
 
 STOCK = "stock"
 DISCARD = "discard"
@@ -373,17 +358,19 @@ def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
 
 
 def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
-    minimum = _opt(state, "min_players")
+    minimum = table.option(state, "min_players")
     running = state["game_in_progress"]
-    if running and len(_seat_numbers(state, "playing", funded=True)) < minimum:
-        _abandon_game(state, _seat_numbers(state, "playing"), "not_enough_players", events)
-        _remove_broke(state, events)
+    if running and len(table.seat_numbers(state, "playing", funded=True)) < minimum:
+        table.abandon_game(
+            state, table.seat_numbers(state, "playing"), "not_enough_players", events
+        )
+        table.remove_broke(state, events)
     if not state["game_in_progress"]:
-        funded = _seat_numbers(state, funded=True)
+        funded = table.seat_numbers(state, funded=True)
         if len(funded) < minimum:
             for record in state["seats"].values():
                 record["status"] = WAITING
-            _set_phase(state, WAITING, None, events)
+            table.set_phase(state, WAITING, None, events)
             return
         state["game_number"] += 1
         state["game_in_progress"] = True
@@ -395,9 +382,9 @@ def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> No
 
 
 def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
-    funded = _seat_numbers(state, "playing", funded=True)
-    dealer = _from_left_of(state["dealer"], funded)[0]
-    order = _from_left_of(dealer, funded)
+    funded = table.seat_numbers(state, "playing", funded=True)
+    dealer = table.from_left_of(state["dealer"], funded)[0]
+    order = table.from_left_of(dealer, funded)
     cards = list(deck.cards)
     dealt = HAND_SIZE * len(order)
     state["hand_number"] += 1
@@ -449,17 +436,17 @@ def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
     events.append(event("dealt", {"players": list(order), "cards": HAND_SIZE}))
     events.append(event("wild_card", {"card": deal["wild_card"], "rank": deal["wild_rank"]}))
     events.append(event("discard_started", {"card": deal["discard_pile"][-1]}))
-    _set_phase(state, PLAYING, now + _opt(state, "turn_seconds"), events)
+    table.set_phase(state, PLAYING, now + table.option(state, "turn_seconds"), events)
     _give_turn(state, order[0], events)
 
 
 def _ante(state: State, seat: int) -> dict[str, Any]:
     record = state["seats"][str(seat)]
-    owed = int(_opt(state, "ante"))
+    owed = int(table.option(state, "ante"))
     amount = min(owed, record["stack"])
     record["stack"] -= amount
     state["pot"] += amount
-    _flow(state, "ante", seat, amount, "seat", "pot")
+    table.record_flow(state, "ante", seat, amount, "seat", "pot")
     return {
         "seat": seat,
         "owed": owed,
@@ -475,7 +462,7 @@ def _ante(state: State, seat: int) -> dict[str, Any]:
 
 def _verify_turn(state: State, seat: int, now: float) -> dict[str, Any]:
     """Check what every turn move needs, and return the deal."""
-    _verify_seated(state, seat)
+    table.verify_seated(state, seat)
     phase = state["phase"]
     if phase == SHOWDOWN:
         raise RuleError("showdown_pending", "Wait until the showdown has been settled.")
@@ -637,7 +624,7 @@ def call(
             # The seats after the caller in dealing order, which ends with the dealer.
             deal["last_turns"] = deal["players"][deal["players"].index(seat) + 1 :]
             if deal["last_turns"]:
-                _set_phase(new, LAST_TURNS, now + _opt(new, "turn_seconds"), events)
+                table.set_phase(new, LAST_TURNS, now + table.option(new, "turn_seconds"), events)
         _advance(new, now, events)
 
     return _changed(state, change)
@@ -676,7 +663,7 @@ def _advance(state: State, now: float, events: list[Event]) -> None:
         if _everyone_leaving(state):
             _void(state, now, "abandoned", events)
             return
-        state["deadline"] = now + _opt(state, "turn_seconds")
+        state["deadline"] = now + table.option(state, "turn_seconds")
         _give_turn(state, seat, events)
         if not state["seats"][str(seat)]["leaving"]:
             return
@@ -688,7 +675,7 @@ def _take_card(state: State, seat: int, source: str, now: float, events: list[Ev
     """Draw for a seat, reshuffling or voiding the deal on an empty stock; False if void."""
     deal = state["deal"]
     if source == STOCK and not deal["stock"]:
-        if deal["caller"] is None and deal["reshuffles"] >= _opt(state, "max_reshuffles"):
+        if deal["caller"] is None and deal["reshuffles"] >= table.option(state, "max_reshuffles"):
             _void(state, now, "stock_exhausted", events)
             return False
         _reshuffle(state, events)
@@ -750,7 +737,7 @@ def _void(state: State, now: float, reason: str, events: list[Event]) -> None:
     deal["drawn"] = None
     events.append(event("deal_void", {"reason": reason, "reshuffles": deal["reshuffles"]}))
     events.append(event("pot_carried", {"pot": state["pot"], "reason": "void"}))
-    _end_deal(state, now, "void", events)
+    table.end_deal(state, now, "void", events)
 
 
 def _enter_showdown(state: State, events: list[Event]) -> None:
@@ -759,7 +746,7 @@ def _enter_showdown(state: State, events: list[Event]) -> None:
     deal["drawn"] = None
     deal["ranking_needed"] = {key: list(cards) for key, cards in deal["shown"].items()}
     deal["showdown_reason"] = "showdown"
-    _set_phase(state, SHOWDOWN, None, events)
+    table.set_phase(state, SHOWDOWN, None, events)
 
 
 def on_deadline(state: State, now: float, deck: Deck | None = None) -> Transition:
@@ -805,16 +792,16 @@ def _award(state: State, ranks: Mapping[str, Ranked], now: float, events: list[E
     best = max(strength.values())
     # Dealing order starts at the dealer's left, so the odd chips go the right way.
     winners = [s for s, value in strength.items() if value == best]
-    shares = _split(state["pot"], len(winners))
+    shares = table.split_evenly(state["pot"], len(winners))
     for seat, share in zip(winners, shares, strict=True):
-        _pay_out(state, seat, share, "win")
+        table.pay_out(state, seat, share, "win")
     if len(winners) == 1:
         data = {"seat": winners[0], "amount": shares[0], "pot": state["pot"]}
         events.append(event("pot_won", data))
     else:
         paid = [{"seat": s, "amount": a} for s, a in zip(winners, shares, strict=True)]
         events.append(event("pot_split", {"shares": paid, "reason": "tie", "pot": state["pot"]}))
-    _end_deal(state, now, "won" if len(winners) == 1 else "split", events)
+    table.end_deal(state, now, "won" if len(winners) == 1 else "split", events)
 
 
 # --------------------------------------------------------------------------- views
@@ -889,9 +876,9 @@ def view(state: State, seat: int | None = None) -> dict[str, Any]:
         return result
     result["deal"] = _public_deal(state)
     for key, shown in result["seats"].items():
-        shown["in_hand"] = not deal["ended"] and _is_current_player(state, int(key))
+        shown["in_hand"] = not deal["ended"] and table.is_current_player(state, int(key))
     if result["you"] is not None:
-        mine = seat is not None and _is_current_player(state, seat)
+        mine = seat is not None and table.is_current_player(state, seat)
         my_draw = mine and not deal["ended"] and deal["turn"] == seat
         result["you"] = {
             "seat": seat,
