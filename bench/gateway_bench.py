@@ -18,7 +18,8 @@ rounds with the range:
 
 `--scaling` adds the same measurements with 1, 2 and 4 workers of each worker class
 that suits long-lived streams (gthread, gevent); `--gc` compares a worker's CPU per
-request with its garbage-collection policy on and off (bench/gateway_gc.py);
+request with its garbage-collection policy on and off (bench/gateway_gc.py); `--steps`
+splits a warm declare's CPU into its steps, in process (bench/gateway_steps.py);
 `--profile` profiles a move and a showdown in process with pyinstrument; `--quick` is
 a short run. Results are written
 as JSON to bench/results/gateway.json.
@@ -83,12 +84,16 @@ class Plan:
     gc_pairs: int = 3
     gc_tables_per_client: int = 25
     gc_deals: int = 4
+    # --steps: tables per round (four declares each, half of them timed step by step)
+    step_tables: int = 400
 
 
 FULL = Plan(5, 2.0, 16, 3.0, (10, 1_000, 10_000), 2.0)
-QUICK = Plan(5, 0.6, 8, 1.0, (10, 1_000), 0.8, gc_pairs=2, gc_tables_per_client=15, gc_deals=3)
+QUICK = Plan(5, 0.6, 8, 1.0, (10, 1_000), 0.8, gc_pairs=2, gc_tables_per_client=15, gc_deals=3,
+             step_tables=200)  # fmt: skip
 # every part once, as briefly as it runs: proves the benchmark works, measures nothing
-SMOKE = Plan(1, 0.2, 2, 0.5, (10,), 0.3, gc_pairs=1, gc_tables_per_client=1, gc_deals=1)
+SMOKE = Plan(1, 0.2, 2, 0.5, (10,), 0.3, gc_pairs=1, gc_tables_per_client=1, gc_deals=1,
+             step_tables=4)  # fmt: skip
 
 
 # --------------------------------------------------------------------- statistics
@@ -641,6 +646,10 @@ def report(results: dict[str, Any]) -> None:
                 f"{d['delivery_p99_ms']['median']:10.1f} "
                 f"{sum(r['errors'].values()) + sum(d['errors'].values()):7}"
             )
+    if "steps" in results:
+        from bench.gateway_steps import report as steps_report
+
+        steps_report(results["steps"])
     if "gc" in results:
         from bench.gateway_gc import report as gc_report
 
@@ -663,6 +672,11 @@ def main() -> None:
         "--gc",
         action="store_true",
         help="worker CPU per request with the garbage-collection policy on and off",
+    )
+    parser.add_argument(
+        "--steps",
+        action="store_true",
+        help="a warm declare's CPU step by step, in process, against /healthz",
     )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=32)
@@ -716,6 +730,13 @@ def main() -> None:
 
             log("profiling a move and a showdown in process")
             results["profiles"] = profile_moves(service.redis.url, service.evaluator.address, 60)
+        if arguments.steps:
+            from bench.gateway_steps import step_costs
+
+            log("a warm declare's CPU step by step, in process")
+            results["steps"] = step_costs(
+                service.redis.url, service.evaluator.address, plan.step_tables, plan.rounds
+            )
         log("live tables: " + ", ".join(f"{n:,}" for n in plan.growth_levels))
         results["growth"] = grow(service, load, plan, log)
         if arguments.scaling:

@@ -244,6 +244,29 @@ def _calling_deck() -> Any:
     return Deck((*used, draw, *rest), "0" * 32)
 
 
+def started_table(
+    http: Any, options: dict[str, Any], players: int, buy_in: int
+) -> tuple[str, list[str]]:
+    """A Guts table made through the app's test client `http`, seated and started.
+
+    Its id and the seat tokens in seat order (the first one started the deal).
+    """
+    table_id = http.post("/v1/tables", json={"game": "guts", **options}).get_json()["id"]
+    path = f"/v1/tables/{table_id}"
+    tokens = [
+        http.post(f"{path}/seats", json={"name": f"p{i}", "buy_in": buy_in}).get_json()["token"]
+        for i in range(players)
+    ]
+    response = http.post(
+        f"{path}/actions",
+        json={"action": "start"},
+        headers={"Authorization": f"Bearer {tokens[0]}"},
+    )
+    if response.status_code != 200:
+        raise RuntimeError(f"start: {response.status_code} {response.get_json()}")
+    return table_id, tokens
+
+
 def create_live_tables(redis_url: str, evaluator_address: str, count: int, seed: int) -> int:
     """`count` live Guts tables (two seats, a deal waiting an hour for declarations).
 
@@ -255,17 +278,7 @@ def create_live_tables(redis_url: str, evaluator_address: str, count: int, seed:
     app = create_app(_settings(redis_url, evaluator_address))
     http = app.test_client()
     for _ in range(count):
-        table = http.post("/v1/tables", json={"game": "guts", **_GUTS}).get_json()
-        path = f"/v1/tables/{table['id']}"
-        token = http.post(f"{path}/seats", json={"name": "a", "buy_in": 100}).get_json()["token"]
-        http.post(f"{path}/seats", json={"name": "b", "buy_in": 100})
-        response = http.post(
-            f"{path}/actions",
-            json={"action": "start"},
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        if response.status_code != 200:
-            raise RuntimeError(f"start: {response.status_code} {response.get_json()}")
+        started_table(http, _GUTS, players=2, buy_in=100)
     app.extensions["cardroom.service"].evaluator.close()
     return count
 
@@ -281,19 +294,7 @@ def profile_moves(redis_url: str, evaluator_address: str, deals: int) -> dict[st
     http = app.test_client()
     tables = []
     for _ in range(deals):
-        table_id = http.post("/v1/tables", json={"game": "guts", **_GUTS}).get_json()["id"]
-        tokens = [
-            http.post(
-                f"/v1/tables/{table_id}/seats", json={"name": f"p{i}", "buy_in": 500}
-            ).get_json()["token"]
-            for i in range(5)
-        ]
-        http.post(
-            f"/v1/tables/{table_id}/actions",
-            json={"action": "start"},
-            headers={"Authorization": f"Bearer {tokens[0]}"},
-        )
-        tables.append((table_id, tokens))
+        tables.append(started_table(http, _GUTS, players=5, buy_in=500))
 
     def declare(table_id: str, token: str) -> None:
         response = http.post(

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_gateway_benchmark_runs_every_part() -> None:
     finished = subprocess.run(
-        [sys.executable, "-m", "bench.gateway_bench", "--smoke", "--gc"],
+        [sys.executable, "-m", "bench.gateway_bench", "--smoke", "--gc", "--steps"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -51,3 +51,15 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
         (run,) = results["gc"]["runs"][setting]
         assert run["declares"] == 32 * 4
         assert run["declare_cpu_us"] > 0
+    # --steps: every step of a warm declare timed, the timers all put back afterwards
+    steps = results["steps"]
+    assert "where a warm declare's CPU goes" in report, report
+    assert steps["declares_per_round"] == 16
+    assert steps["healthz"]["median"] > 0
+    assert steps["declare"]["median"] > 0
+    from bench.gateway_steps import STEPS
+
+    assert set(steps["steps"]) == set(STEPS)
+    assert all(figure["median"] > 0 for figure in steps["steps"].values()), steps["steps"]
+    timed = sum(figure["median"] for figure in steps["steps"].values())
+    assert timed <= steps["declare_timed"]["median"] * 1.01
