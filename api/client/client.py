@@ -267,16 +267,12 @@ class Client:
         table: the table is then read as it is now, and `events` is empty.
         """
         reply = self._move(seat, action, if_match, idempotency_key, {})
+        replayed = reply.headers.get("Idempotent-Replayed") == "true"
         if reply.status_code == 204:
             # a replay of a key whose first request asked for no table: read it now
-            table = self.table(seat.table_id, seat=seat)
-            return ActionResult(table, [], reply.headers.get("Idempotent-Replayed") == "true")
+            return ActionResult(self.table(seat.table_id, seat=seat), [], replayed)
         body = reply.json()
-        return ActionResult(
-            Table.from_json(body["table"]),
-            _events(body["events"]),
-            reply.headers.get("Idempotent-Replayed") == "true",
-        )
+        return ActionResult(Table.from_json(body["table"]), _events(body["events"]), replayed)
 
     def act_minimal(
         self,
