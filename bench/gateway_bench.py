@@ -86,6 +86,8 @@ class Plan:
     gc_deals: int = 4
     # --steps: tables per round (four declares each, half of them timed step by step)
     step_tables: int = 400
+    # --scaling: the worker counts tried with each worker class
+    scaling_workers: tuple[int, ...] = (1, 2, 4)
 
 
 FULL = Plan(5, 2.0, 16, 3.0, (10, 1_000, 10_000), 2.0)
@@ -93,7 +95,7 @@ QUICK = Plan(5, 0.6, 8, 1.0, (10, 1_000), 0.8, gc_pairs=2, gc_tables_per_client=
              step_tables=200)  # fmt: skip
 # every part once, as briefly as it runs: proves the benchmark works, measures nothing
 SMOKE = Plan(1, 0.2, 2, 0.5, (10,), 0.3, gc_pairs=1, gc_tables_per_client=1, gc_deals=1,
-             step_tables=4)  # fmt: skip
+             step_tables=4, scaling_workers=(2,))  # fmt: skip
 
 
 # --------------------------------------------------------------------- statistics
@@ -485,10 +487,10 @@ def grow(service: Service, load: Load, plan: Plan, log: Callable[[str], None]) -
     return results
 
 
-def scaling_configs() -> list[GatewayConfig]:
-    """The matrix: 1, 2 and 4 workers of gthread (64 threads in all) and of gevent."""
-    configs = [GatewayConfig(workers=w, threads=64 // w, worker_class="gthread") for w in (1, 2, 4)]
-    configs += [GatewayConfig(workers=w, worker_class="gevent") for w in (1, 2, 4)]
+def scaling_configs(workers: tuple[int, ...] = (1, 2, 4)) -> list[GatewayConfig]:
+    """The matrix: each count of `workers` with gthread (64 threads in all) and gevent."""
+    configs = [GatewayConfig(workers=w, threads=64 // w, worker_class="gthread") for w in workers]
+    configs += [GatewayConfig(workers=w, worker_class="gevent") for w in workers]
     return configs
 
 
@@ -497,7 +499,7 @@ def scaling(service: Service, load: Load, plan: Plan, log: Callable[[str], None]
     rows = []
     small = Plan(plan.rounds, plan.seconds, max(1, plan.tables_per_client // 2), plan.deal_window,
                  (), 0.0)  # fmt: skip
-    for config in scaling_configs():
+    for config in scaling_configs(plan.scaling_workers):
         log(f"scaling: {config.label}")
         service.restart_gateway(config)
         requests = request_rounds(service, load, small, lambda _: None)

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_gateway_benchmark_runs_every_part() -> None:
     finished = subprocess.run(
-        [sys.executable, "-m", "bench.gateway_bench", "--smoke", "--gc", "--steps"],
+        [sys.executable, "-m", "bench.gateway_bench", "--smoke", "--gc", "--steps", "--scaling"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -63,3 +63,13 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
     assert all(figure["median"] > 0 for figure in steps["steps"].values()), steps["steps"]
     timed = sum(figure["median"] for figure in steps["steps"].values())
     assert timed <= steps["declare_timed"]["median"] * 1.01
+    # --scaling: each worker class (the smoke run tries 2 workers of each), no error
+    assert [row["config"] for row in results["scaling"]] == [
+        "gthread, 2 worker(s) x 32 threads",
+        "gevent, 2 worker(s)",
+    ]
+    for row in results["scaling"]:
+        assert row["requests"]["errors"] == {}
+        assert row["deals"]["errors"] == {}
+        assert row["deals"]["deals_per_second"]["median"] > 0
+    assert "scaling (medians)" in report, report
