@@ -308,20 +308,25 @@ class PaiutePlayer(TableUser):
             {200},
             path="/v1/evaluate",
         )
-        combination = ranked is not None and ranked["results"][0]["strength"] > 0
-        if combination:
-            self.post("call", {"action": "call", "cards": cards, "discard": None}, auth, {200})
+        best = ranked["results"][0] if ranked is not None else {"strength": 0}
+        keep = drawn.get("card") if drawn.get("source") == "discard" else None
+        # a five-card combination discards the sixth card, unless it was just taken
+        spare = best.get("leftover")
+        if best["strength"] > 0 and (spare is None or spare != keep):
+            shown = [card for card in cards if card != spare]
+            body = {"action": "call", "cards": shown, "discard": spare}
+            self.post("call", body, auth, {200})
             return
+        card = self.rng.choice([card for card in cards if card != keep])
         if self.rng.random() < 0.2:
+            shown = [other for other in cards if other != card]
             self.post(
                 "call without a combination (refused)",
-                {"action": "call", "cards": cards, "discard": None},
+                {"action": "call", "cards": shown, "discard": card},
                 auth,
                 set(),
                 ("no_combination",),
             )
-        keep = drawn.get("card") if drawn.get("source") == "discard" else None
-        card = self.rng.choice([card for card in cards if card != keep])
         self.post("discard", {"action": "discard", "card": card}, auth, {200})
 
 

@@ -33,7 +33,10 @@ discard pile (a list, top last); the rest of the deck, in order, is the stock (a
 drawn from the front). A card drawn joins the end of the hand.
 
 Calling: the seat must hold six cards (it has drawn) and name them all: ``cards`` the
-five or six it shows, ``discard`` the sixth card (five shown) or None (six shown). The
+five or six it shows, ``discard`` the sixth card (five shown) or None (six shown). Six
+are shown whole only when they can form a six-card combination
+(`forms_six_card_combination`): a five-card combination discards its sixth card, under
+the discard rule, so a card just taken from the pile cannot be kept by showing it. The
 adapter ranks exactly ``cards`` with the deal's wild rank and passes the evaluator's
 `Ranked`; strength 0 means no winning combination. The shown cards stay face up as the
 seat's hand. The showdown ranks every laid-down hand again, all in one Showdown call, and
@@ -501,6 +504,32 @@ def draw(state: State, seat: int, source: str, now: float) -> Transition:
     return _changed(state, lambda new, events: _take_card(new, seat, source, now, events))
 
 
+# The six-card combinations' group sizes (RULES.md, "Winning combinations" 4 to 6).
+_SIX_CARD_GROUPS = ((4, 2), (3, 3), (2, 2, 2))
+
+
+def forms_six_card_combination(cards: Sequence[str], wild_rank: int) -> bool:
+    """Whether these six cards can form four + two, three + three or two + two + two.
+
+    Each group is of one rank, the groups of different ranks; a wild card (of
+    `wild_rank`, 2..14) stands for any card. A hand that can form one may be shown whole;
+    its value is still the best combination it can form, which the evaluator ranks.
+    """
+    if len(cards) != HAND_SIZE + 1:
+        return False
+    counts: dict[str, int] = {}
+    for card in cards:
+        if RANKS.index(card[0]) + 2 != wild_rank:
+            counts[card[0]] = counts.get(card[0], 0) + 1
+    natural = sorted(counts.values(), reverse=True)
+    # the largest natural groups take the largest groups; wild cards fill the rest
+    return any(
+        len(natural) <= len(groups)
+        and all(count <= size for count, size in zip(natural, groups, strict=False))
+        for groups in _SIX_CARD_GROUPS
+    )
+
+
 def _verify_discard_rule(deal: dict[str, Any], card: str) -> None:
     drawn = deal["drawn"]
     if drawn["source"] == DISCARD and drawn["card"] == card:
@@ -574,6 +603,13 @@ def verify_call(
         )
     if discard is not None:
         _verify_discard_rule(deal, discard)
+    elif not forms_six_card_combination(cards, deal["wild_rank"]):
+        raise RuleError(
+            "invalid_combination",
+            "Showing all six cards needs a six-card combination (four + two, three + three"
+            " or two + two + two); with a five-card one, show five and discard the sixth.",
+            "cards",
+        )
     if ranked is None:
         return
     if (

@@ -462,12 +462,28 @@ async function loadHint(key, cards, wildRank) {
   }
 }
 
-function bestCards(cards, drawn) {
+const RANKS = "23456789TJQKA";
+
+// Whether six cards can be shown whole: four + two, three + three or two + two + two,
+// wild cards (of wildRank, 2..14) filling the groups (api/games/paiute.py does the same).
+function formsSixCardCombination(cards, wildRank) {
+  const counts = {};
+  for (const code of cards) {
+    if (RANKS.indexOf(code[0]) + 2 !== wildRank) counts[code[0]] = (counts[code[0]] || 0) + 1;
+  }
+  const natural = Object.values(counts).sort((a, b) => b - a);
+  return [[4, 2], [3, 3], [2, 2, 2]].some((groups) =>
+    natural.length <= groups.length && natural.every((count, i) => count <= groups[i]));
+}
+
+function bestCards(cards, drawn, wildRank) {
   const result = hint.result;
   if (!result || !result.strength) return null;
-  let leftover = result.leftover;
-  // A card taken from the pile cannot be discarded: then all six are shown.
-  if (leftover && drawn && drawn.source === "discard" && drawn.card === leftover) leftover = null;
+  const leftover = result.leftover;
+  if (leftover && drawn && drawn.source === "discard" && drawn.card === leftover) {
+    // a card taken from the pile cannot be discarded: only a six-card combination is left
+    return formsSixCardCombination(cards, wildRank) ? cards : null;
+  }
   return cards.filter((code) => code !== leftover);
 }
 
@@ -483,7 +499,7 @@ function renderHint(cards, drawn) {
     loadHint(key, cards, view.deal.wild_rank);
   }
   box.hidden = false;
-  const best = bestCards(cards, drawn);
+  const best = bestCards(cards, drawn, view.deal.wild_rank);
   if (!hint.result) {
     box.replaceChildren("Looking for a winning combination…");
   } else if (!best) {

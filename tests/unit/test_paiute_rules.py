@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -435,6 +436,77 @@ def test_a_six_card_call_shows_all_six_without_a_discard() -> None:
     assert state["deal"]["shown"] == {"2": six}
     assert state["deal"]["last_turns"] == [1]  # seat 3 plays now, then the dealer
     assert paiute.view(state, None)["deal"]["hand_sizes"]["2"] == 6
+
+
+def test_six_cards_are_shown_whole_only_as_a_six_card_combination() -> None:
+    """A five-card combination discards the sixth card, under the discard rule too."""
+    state = play(started(), 2)  # seat 2 throws away 6c
+    state, _ = paiute.draw(state, 3, "discard", T0 + 2)
+    six = [*HAND_3, "6c"]  # 2c-6c is a straight flush; 9d is the sixth card
+    assert_refused("invalid_combination", paiute.call, state, 3, six, None, FLUSH, T0 + 3)
+    assert_refused("invalid_combination", paiute.verify_call, state, 3, six, None, None, T0 + 3)
+    # nor can the card just taken from the pile stay in hand that way
+    state = play(started(), 2)
+    state, _ = paiute.draw(state, 3, "discard", T0 + 2)
+    straight = ["2c", "3c", "4c", "5c", "6c"]
+    assert_refused("cannot_discard_drawn", paiute.call, state, 3, ["2c", "3c", "4c", "5c", "9d"],
+                   "6c", FLUSH, T0 + 3)  # fmt: skip
+    state, events = paiute.call(state, 3, straight, "9d", FLUSH, T0 + 3)
+    assert data(events, "called")[0]["discard"] == "9d"
+
+
+@pytest.mark.parametrize(
+    ("cards", "expected"),
+    [
+        (["Ah", "Ad", "Ac", "As", "Kh", "Kd"], True),  # four + two
+        (["Ah", "Ad", "Ac", "Kh", "Kd", "Ks"], True),  # three + three
+        (["Ah", "Ad", "Kh", "Kd", "2h", "2d"], True),  # two + two + two
+        (["Ah", "Ad", "Ac", "Kh", "Kd", "2h"], False),  # three + two + one
+        (["Ah", "Ad", "Ac", "Js", "Kd", "2h"], False),  # a jack (wild) makes one pair only
+        (["Ah", "Ad", "Ac", "Js", "Kd", "Kh"], True),  # the jack makes four aces or three kings
+        (["Ah", "Kd", "Qc", "Js", "Jh", "Jd"], True),  # three wilds: two + two + two
+        (["2c", "3c", "4c", "5c", "6c", "9d"], False),  # a straight flush and a spare
+        (["Ah", "Ad", "Ac", "Kh", "Kd"], False),  # five cards
+    ],
+)
+def test_which_six_cards_form_a_six_card_combination(cards: list[str], expected: bool) -> None:
+    assert paiute.forms_six_card_combination(cards, 11) is expected
+
+
+def _partitions(total: int, largest: int) -> list[list[int]]:
+    if total == 0:
+        return [[]]
+    return [
+        [part, *rest]
+        for part in range(min(total, largest), 0, -1)
+        for rest in _partitions(total - part, part)
+    ]
+
+
+def test_six_card_combinations_match_every_way_to_place_the_wild_cards() -> None:
+    """Every count of natural ranks and of wild cards, against placing each wild card."""
+    ranks = "AKQT98765432"  # every rank but the wild jack
+    for wilds in range(5):
+        for natural in _partitions(6 - wilds, 4):
+            if len(natural) > len(ranks):
+                continue
+            cards = [f"{ranks[i]}h" for i, count in enumerate(natural) for _ in range(count)]
+            cards += ["Js"] * wilds
+            patterns = ([2, 4], [3, 3], [2, 2, 2])
+            placements = itertools.combinations_with_replacement(range(len(ranks) + 1), wilds)
+            brute = any(
+                sorted(
+                    count
+                    for count in [
+                        *(n + places.count(i) for i, n in enumerate(natural)),
+                        *(places.count(i) for i in range(len(natural), len(ranks) + 1)),
+                    ]
+                    if count
+                )
+                in patterns
+                for places in placements
+            )
+            assert paiute.forms_six_card_combination(cards, 11) is brute, (natural, wilds)
 
 
 @pytest.mark.parametrize(
