@@ -37,6 +37,7 @@ from typing import Any
 from api import jsonio
 from api.errors import (
     ApiError,
+    EvaluatorUnavailable,
     from_rule_error,
     invalid_token,
     missing_token,
@@ -73,6 +74,8 @@ MOVES = {
 MAX_ATTEMPTS = 16
 # a table whose deadline is this close is not kept warm (api.warm): the clock moves next
 WARM_DUE_MARGIN = 1.0
+# A showdown the evaluator could not rank is tried again by the clock this much later.
+SHOWDOWN_RETRY_SECONDS = 1.0
 _WARM_HIT, _WARM_STALE, _WARM_REFUSED = (
     WARM_MOVES.labels(result) for result in ("hit", "stale", "refused")
 )
@@ -645,8 +648,13 @@ class TableService:
         return bool(outcome.body.get("events"))
 
     def next_deadline(self, state: Mapping[str, Any], now: float | None = None) -> float | None:
-        """When the clock next has work on this table: the game's deadline or idleness."""
-        game: float | None = GAMES[state["game"]].next_deadline(state)
+        """When the clock next has work on this table: the game's deadline, a showdown
+        left unsettled (the evaluator did not answer: tried again in a second), or
+        idleness."""
+        module = GAMES[state["game"]]
+        game: float | None = module.next_deadline(state)
+        if game is None and module.ranking_request(state) is not None:
+            game = (self.clock() if now is None else now) + SHOWDOWN_RETRY_SECONDS
         if self.idle_seconds <= 0 or state.get("closed_at") is not None:
             return game
         idle = self._idle_deadline(state)
@@ -704,15 +712,30 @@ class TableService:
     def _settle(
         self, state: dict[str, Any], events: list[Event]
     ) -> tuple[dict[str, Any], list[Event]]:
-        """Rank the hands a showdown needs and settle it, in the same change."""
+        """Rank the hands a showdown needs and settle it, in the same change.
+
+        When the evaluator cannot answer, a change that did something (the move that
+        led to the showdown) is kept with the showdown unsettled: the table waits in
+        its showdown phase and the clock settles it once the evaluator answers
+        (`next_deadline`). With nothing else to keep, the evaluator's error is raised.
+        """
         module = GAMES[state["game"]]
         needed = module.ranking_request(state)
         if needed is None:
             return state, events
-        if state["game"] == "guts":
-            ranks = self.evaluator.showdown(f"guts{state['options']['cards']}", needed)
-        else:
-            ranks = self.evaluator.showdown(state["game"], needed, module.wild_rank(state))
+        try:
+            if state["game"] == "guts":
+                ranks = self.evaluator.showdown(f"guts{state['options']['cards']}", needed)
+            else:
+                ranks = self.evaluator.showdown(state["game"], needed, module.wild_rank(state))
+        except EvaluatorUnavailable as error:
+            if not events:
+                raise
+            log.warning(
+                "showdown left to the clock",
+                extra={"table": state.get("table_id"), "detail": error.detail},
+            )
+            return state, events
         settled, more = module.settle(state, ranks, self.clock())
         return settled, events + more
 

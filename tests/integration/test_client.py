@@ -38,7 +38,6 @@ from api.client import (
     RuleViolation,
     Seat,
     Unauthorized,
-    Unavailable,
     Unprocessable,
     deck_commitment,
     error_for,
@@ -482,36 +481,27 @@ class KeyLog:
         return [key for m, path, key in self.sent if m == method and path.endswith(suffix)]
 
 
-def test_a_503_is_retried_with_the_same_key_and_the_move_happens_once(redis_url: str) -> None:
+def test_a_showdown_waits_for_the_evaluator_and_the_move_is_sent_once(redis_url: str) -> None:
+    """The evaluator away: the last declaration is accepted at once (no retry), the table
+    waits in its showdown phase, and the clock settles it when the evaluator is back."""
     evaluator = Evaluator()
     evaluator.start()
     log = KeyLog()
-    refusals: list[CardroomError] = []
-
-    def back_again(attempt: int, error: CardroomError, pause: float) -> None:
-        refusals.append(error)
-        if attempt == 1:
-            evaluator.start()
-
-    retry = RetryPolicy(attempts=8, deadline=60, on_retry=back_again)
     try:
         with (
             serve(redis_url, f"127.0.0.1:{evaluator.port}", evaluator_timeout=0.5) as url,
-            Client(url, retry=retry, event_hooks={"request": [log]}) as sdk,
+            Client(url, event_hooks={"request": [log]}) as sdk,
         ):
             table = sdk.create_table(GutsOptions(deal_pause_seconds=60, turn_seconds=120))
             ann, bo = sdk.take_seat(table.id, "ann", 100), sdk.take_seat(table.id, "bo", 100)
             ann.start()
             ann.declare("in")
             evaluator.stop()
-            done = bo.declare("in")  # completes the showdown: needs the evaluator
-            assert done.table.phase == "between_deals"
-            assert refusals
-            assert refusals[0].code == "evaluator_unavailable"
-            assert all(isinstance(e, Unavailable) and e.retry_after for e in refusals)
-            keys = log.keys("POST", "/actions")[-len(refusals) - 1 :]
-            assert len(set(keys)) == 1
-            assert keys[0]
+            done = bo.declare("in")  # leads to a showdown, which needs the evaluator
+            assert done.table.phase == "showdown"
+            assert len(log.keys("POST", "/actions")) == 3
+            evaluator.start()
+            wait_for(lambda: sdk.table(table.id).phase == "between_deals", "the showdown")
             events = sdk.events(table.id).events
             declared = [e for e in events if e.type == "declared" and e.data["seat"] == bo.number]
             assert len(declared) == 1

@@ -1,9 +1,9 @@
-"""The gateway when the evaluator or Redis is away: 503, nothing changed, and recovery."""
+"""The gateway when the evaluator or Redis is away: what waits, what is refused, recovery."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -38,40 +38,85 @@ def evaluators() -> Iterator[Evaluators]:
     controlled.stop()
 
 
-def test_evaluator_down_refuses_the_showdown_and_it_completes_once_back(
+def _wait(predicate: Callable[[], bool], seconds: float = 15.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "not within the time allowed"
+        time.sleep(0.1)
+
+
+def test_evaluator_down_keeps_the_move_and_the_clock_settles_once_back(
     redis_url: str, evaluators: Evaluators
 ) -> None:
+    """The last declaration, made in time, stands: the showdown waits for the evaluator."""
     app = create_app(
         gateway_settings(redis_url, f"127.0.0.1:{evaluators.port}", evaluator_timeout=0.5)
     )
     gateway = Gateway(app, app.test_client())
     try:
-        table_id = gateway.create(deal_pause_seconds=60)
+        table_id = gateway.create(deal_pause_seconds=60, turn_seconds=2)
         alice, bob = gateway.sit(table_id, "alice"), gateway.sit(table_id, "bob")
         gateway.act(table_id, alice, action="start")
         gateway.act(table_id, alice, action="declare", choice="in")
         before = gateway.table(table_id)
         evaluators.stop()
-        refused = gateway.act(table_id, bob, action="declare", choice="in")
+        kept = gateway.act(table_id, bob, action="declare", choice="in")
+        assert kept.status_code == 200, kept.get_json()
+        table = kept.get_json()["table"]
+        assert table["version"] == before["version"] + 1
+        assert table["phase"] == "showdown"
+        assert table["pending"]["action"] == "rank_hands"
+        types = [e["type"] for e in kept.get_json()["events"]]
+        assert "declarations_revealed" in types
+        assert "showdown" not in types
+        assert gateway.act(table_id, alice, action="start").get_json()["code"] == (
+            "showdown_pending"
+        )
+        assert gateway.call("GET", "/readyz").status_code == 503
+        time.sleep(2.5)  # the turn's deadline passes: nothing turns into a timeout
+        assert gateway.table(table_id)["phase"] == "showdown"
+        evaluators.start()
+        _wait(lambda: gateway.table(table_id)["phase"] == "between_deals")
+        events = gateway.call("GET", f"/v1/tables/{table_id}/events").get_json()["events"]
+        assert [e["type"] for e in events].count("showdown") == 1
+        assert not [e for e in events if e["type"] == "timeout"]
+        declared = [e["data"]["seat"] for e in events if e["type"] == "declared"]
+        assert declared == [alice.seat, bob.seat]
+        stacks = [seat["stack"] for seat in gateway.table(table_id)["seats"].values()]
+        assert sum(stacks) + gateway.table(table_id)["pot"] == 200
+        assert gateway.call("GET", "/readyz").status_code == 200
+    finally:
+        app.extensions["cardroom.clock"].stop()
+
+
+def test_a_paiute_call_needs_the_evaluator_and_is_refused_without_it(
+    redis_url: str, evaluators: Evaluators
+) -> None:
+    """A call is accepted only once its cards are ranked: 503, and the table unchanged."""
+    app = create_app(
+        gateway_settings(
+            redis_url, f"127.0.0.1:{evaluators.port}", evaluator_timeout=0.5, clock=False
+        )
+    )
+    gateway = Gateway(app, app.test_client())
+    try:
+        table_id = gateway.create(game="paiute")
+        alice, bob = gateway.sit(table_id, "alice"), gateway.sit(table_id, "bob")
+        gateway.act(table_id, alice, action="start")
+        first = alice if gateway.table(table_id)["pending"]["seats"] == [alice.seat] else bob
+        drew = gateway.act(table_id, first, action="draw", source="stock")
+        assert drew.status_code == 200, drew.get_json()
+        held = drew.get_json()["table"]["you"]["cards"]
+        before = gateway.table(table_id)
+        evaluators.stop()
+        refused = gateway.act(table_id, first, action="call", cards=held[:5], discard=held[5])
         assert refused.status_code == 503
         assert refused.mimetype == "application/problem+json"
         assert refused.get_json()["code"] == "evaluator_unavailable"
         assert int(refused.headers["Retry-After"]) >= 1
         assert gateway.table(table_id)["version"] == before["version"]
-        ready = gateway.call("GET", "/readyz")
-        assert ready.status_code == 503
-        evaluators.start()
-        deadline = time.monotonic() + 10
-        while True:
-            retried = gateway.act(table_id, bob, action="declare", choice="in")
-            if retried.status_code == 200 or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-        assert retried.status_code == 200, retried.get_json()
-        assert gateway.table(table_id)["phase"] == "between_deals"
-        assert gateway.call("GET", "/readyz").status_code == 200
     finally:
-        app.extensions["cardroom.clock"].stop()
+        app.extensions["cardroom.service"].evaluator.close()
 
 
 def test_a_deadline_showdown_waits_for_the_evaluator(
@@ -87,14 +132,14 @@ def test_a_deadline_showdown_waits_for_the_evaluator(
         gateway.act(table_id, alice, action="start")
         gateway.act(table_id, alice, action="declare", choice="in")
         evaluators.stop()
-        time.sleep(1.6)  # the deadline passes while the evaluator is away
-        assert gateway.table(table_id)["phase"] == "declaring"
+        # the deadline passes while the evaluator is away: bob's timeout is applied and
+        # alice's lone "in" against the ghost waits to be ranked
+        _wait(lambda: gateway.table(table_id)["phase"] == "showdown")
         evaluators.start()
-        deadline = time.monotonic() + 10
-        while gateway.table(table_id)["phase"] == "declaring":
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
-        assert gateway.table(table_id)["phase"] == "between_deals"
+        _wait(lambda: gateway.table(table_id)["phase"] == "between_deals")
+        events = gateway.call("GET", f"/v1/tables/{table_id}/events").get_json()["events"]
+        assert [e["type"] for e in events].count("timeout") == 1
+        assert [e["type"] for e in events].count("showdown") == 1
     finally:
         app.extensions["cardroom.clock"].stop()
 
