@@ -960,6 +960,16 @@ class TableService:
                 # the commit's compare-and-set tell whether it still is the last
                 read = MoveRead(*warm)
             try:
+                if (
+                    idempotency is not None
+                    and read.replay is not None
+                    and read.replay.get("fingerprint") == idempotency.fingerprint
+                ):
+                    # a repeat of a request already answered gets that answer, even when
+                    # the request took the caller's seat (and token) away or closed the table
+                    replay = self._replay_record(read.replay, idempotency)
+                    if replay is not None:
+                        return replay
                 record = self._open_table(table_id, read.record)
                 if authorize is not None:
                     authorize(self._viewer_of(record, token, read.player))

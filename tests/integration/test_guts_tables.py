@@ -240,6 +240,24 @@ def test_idempotent_retries(gateway: Gateway) -> None:
     assert len(declared) == 1
 
 
+def test_a_retry_is_answered_after_the_request_took_the_seat_away(gateway: Gateway) -> None:
+    """Leaving ends the seat token; a retry of that request still gets its answer."""
+    table_id = gateway.create()
+    alice, bob = gateway.sit(table_id, "alice"), gateway.sit(table_id, "bob")
+    path = f"/v1/tables/{table_id}/seats/{bob.seat}"
+    key = {"Idempotency-Key": "leave-1"}
+    first = gateway.call("DELETE", path, bob, headers=key)
+    assert first.status_code == 200, first.get_json()
+    again = gateway.call("DELETE", path, bob, headers=key)
+    assert again.status_code == 200, again.get_json()
+    assert again.get_json() == first.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    # the key is no pass: without it, or from another seat, the token is gone or wrong
+    problem(gateway.call("DELETE", path, bob), 401, "invalid_token")
+    problem(gateway.call("DELETE", path, alice, headers=key), 403, "wrong_seat")
+    assert [e["type"] for e in gateway.events(table_id)["events"]].count("left") == 1
+
+
 def test_idempotent_seat_replays_the_same_token(gateway: Gateway) -> None:
     table_id = gateway.create()
     headers = {"Idempotency-Key": "sit-carol"}
