@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -64,9 +65,37 @@ def _is_strict_integer(checker: TypeChecker, instance: object) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+@functools.cache
+def _python_pattern(pattern: str) -> re.Pattern[str]:
+    """A schema's pattern (ECMA-262) as a Python one: ECMA's `$` is the end of the text,
+    while Python's also matches before a final newline ("Ah\\n" would pass "^...$")."""
+    translated, escaped, in_class = [], False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            char = r"\Z"
+        translated.append(char)
+    return re.compile("".join(translated))
+
+
+def _pattern(
+    validator: Validator, pattern: str, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and not _python_pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 # JSON Schema calls 20.0 an integer; the game rules do not, so neither does the gateway.
 StrictValidator: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
+    validators={"pattern": _pattern},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
 )
 
@@ -167,7 +196,32 @@ def _decode(request_data: bytes) -> Any:
             "invalid_body",
             f"The request body nests arrays and objects deeper than {MAX_BODY_DEPTH} levels.",
         )
+    if _has_lone_surrogate(value):
+        raise problem(
+            "malformed_json",
+            "The request body is not valid JSON: a \\u escape names half of a UTF-16"
+            " surrogate pair (D800-DFFF) without the other half, which is no character.",
+        )
     return value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string of `value` (a member name included) holds an unpaired surrogate,
+    which JSON's \\u escapes can spell but UTF-8 cannot encode."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending += item.keys()
+            pending += item.values()
+        elif isinstance(item, list):
+            pending += item
+        elif isinstance(item, str):
+            try:
+                item.encode()
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 def _quoted(values: Sequence[Any]) -> str:

@@ -453,6 +453,10 @@ class TableService:
                 else:
                     self._remember(claim_key, idempotency, self._error_outcome(error))
             raise
+        except Exception:
+            if claim_key is not None:  # a retry may try again at once
+                self.store.delete([claim_key])
+            raise
         if claim_key is not None:
             self._remember(claim_key, idempotency, outcome)
         return outcome

@@ -56,6 +56,16 @@ def fault(data: bytes | str, schema: str, content_type: str | None = JSON) -> Ap
         ('{"game": "guts", "ante": Infinity}', "CreateTable", 400, "malformed_json", None),
         ('{"game": "guts", "game": "paiute"}', "CreateTable", 400, "malformed_json", None),
         (b'{"name": "\xff"}', "TakeSeat", 400, "malformed_json", None),
+        # a \u escape of half a surrogate pair, in a value or a member name
+        ('{"name": "\\ud800", "buy_in": 5}', "TakeSeat", 400, "malformed_json", None),
+        ('{"game": "guts", "\\udfff": 1}', "CreateTable", 400, "malformed_json", None),
+        (
+            '{"game": "guts3", "hands": ["Ah \\ud83d"]}',
+            "EvaluateRequest",
+            400,
+            "malformed_json",
+            None,
+        ),
         # JSON, but not an object
         ("[1, 2]", "TakeSeat", 400, "invalid_body", None),
         ('"hello"', "TakeSeat", 400, "invalid_body", None),
@@ -123,6 +133,7 @@ def fault(data: bytes | str, schema: str, content_type: str | None = JSON) -> Ap
         ('{"action": "declare", "choice": "maybe"}', "Action", 422, "invalid_field", "choice"),
         ('{"action": "fold"}', "Action", 422, "invalid_field", "action"),
         ('{"action": "discard", "card": "1h"}', "Action", 422, "invalid_field", "card"),
+        ('{"action": "discard", "card": "Ah\\n"}', "Action", 422, "invalid_field", "card"),
         (
             '{"action": "call", "cards": ["9h", "9d", "9s", "9c", "Xh"], "discard": null}',
             "Action",
