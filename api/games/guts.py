@@ -237,7 +237,7 @@ def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
             )
     options: dict[str, Any] = {}
     cards = raw.get("cards", GUTS_DEFAULTS["cards"])
-    if isinstance(cards, bool) or cards not in (2, 3):
+    if type(cards) is not int or cards not in (2, 3):
         raise _bad_option("cards", "Option 'cards' must be 2 or 3.")
     options["cards"] = int(cards)
     ante = _int_option(raw, "ante", 1, MAX_ANTE)

@@ -94,6 +94,7 @@ def fault(data: bytes | str, schema: str, content_type: str | None = JSON) -> Ap
         ('{"game": 3}', "CreateTable", 422, "invalid_type", "game"),
         ('{"action": "rebuy", "amount": [5]}', "Action", 422, "invalid_type", "amount"),
         ('{"game": "guts3", "hands": "Ah Kh"}', "EvaluateRequest", 422, "invalid_type", "hands"),
+        ('{"game": "guts", "cards": 3.0}', "CreateTable", 422, "invalid_type", "cards"),
         # out of range, enum, length, pattern, items
         ('{"name": "Ada", "buy_in": 0}', "TakeSeat", 422, "invalid_field", "buy_in"),
         ('{"name": "", "buy_in": 50}', "TakeSeat", 422, "invalid_field", "name"),

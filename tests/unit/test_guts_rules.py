@@ -117,6 +117,7 @@ def test_every_option_accepts_its_documented_values() -> None:
         ({"colour": "red"}, "colour"),
         ({"cards": 4}, "cards"),
         ({"cards": True}, "cards"),
+        ({"cards": 3.0}, "cards"),
         ({"ante": 0}, "ante"),
         ({"ante": True}, "ante"),
         ({"ante": 1.5}, "ante"),
