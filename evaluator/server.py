@@ -16,7 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
-from evaluator.servicer import MAX_MESSAGE_BYTES, EvaluatorServicer
+from evaluator.servicer import MAX_MESSAGE_BYTES, EvaluatorServicer, decoder
 from evaluator.telemetry import Telemetry
 
 T = TypeVar("T")
@@ -40,14 +40,14 @@ def _serialize(reply: Any) -> bytes:
 def _handlers(servicer: EvaluatorServicer) -> grpc.GenericRpcHandler:
     def unary(method: Callable[..., Any], request: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
-            method, request_deserializer=request.FromString, response_serializer=_serialize
+            method, request_deserializer=decoder(request), response_serializer=_serialize
         )
 
     methods = {
         "Evaluate": unary(servicer.Evaluate, pb.EvaluateRequest),
         "EvaluateStream": grpc.stream_stream_rpc_method_handler(
             servicer.EvaluateStream,
-            request_deserializer=pb.EvaluateRequest.FromString,
+            request_deserializer=decoder(pb.EvaluateRequest),
             response_serializer=_serialize,
         ),
         "Showdown": unary(servicer.Showdown, pb.ShowdownRequest),

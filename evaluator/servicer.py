@@ -12,12 +12,13 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
 import numpy as np
 import numpy.typing as npt
+from google.protobuf.message import DecodeError
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from evaluator.batch import (
@@ -42,12 +43,44 @@ NO_LEFTOVER = 255
 # below this many hands the per-hand scalar path beats numpy's fixed cost per call
 _SCALAR_LIMIT = 8
 
+T = TypeVar("T")
 U8 = npt.NDArray[np.uint8]
 U32 = npt.NDArray[np.uint32]
 
 
 class RequestError(ValueError):
     """A request the service refuses: the message names the field and the fault."""
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """What a method receives for bytes that are not a message of its request type."""
+
+    fault: str
+
+
+def decoder(message_type: Any) -> Callable[[bytes], Any]:
+    """The request deserializer of a method: the message, or `Undecodable`.
+
+    A deserializer that raises makes gRPC answer UNKNOWN and log a traceback for every
+    such request; the method refuses an `Undecodable` as INVALID_ARGUMENT instead.
+    """
+    name = message_type.DESCRIPTOR.full_name
+    parse = message_type.FromString
+
+    def decode(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except DecodeError as error:
+            return Undecodable(f"request: the bytes are not a {name} message ({error})")
+
+    return decode
+
+
+def _decoded(request: T) -> T:
+    if isinstance(request, Undecodable):
+        raise RequestError(request.fault)
+    return request
 
 
 @dataclass(frozen=True)
@@ -135,7 +168,11 @@ def _few_packed_hands(request: pb.EvaluateRequest, rules: GameRules) -> list[tup
     return hands
 
 
-def _readable_hands(texts: Sequence[str], rules: GameRules, field: str) -> list[tuple[int, ...]]:
+def _readable_hands(
+    texts: Sequence[str], rules: GameRules, field: str, size: int = 0
+) -> list[tuple[int, ...]]:
+    """Parse and check readable hands; with `size` (the request's cards_per_hand), each
+    must hold that many cards."""
     if len(texts) > MAX_HANDS_PER_CALL:
         raise RequestError(f"{field}: {len(texts)} hands, at most {MAX_HANDS_PER_CALL} per call")
     hands = []
@@ -145,6 +182,8 @@ def _readable_hands(texts: Sequence[str], rules: GameRules, field: str) -> list[
             check_hand(cards, rules.sizes)
         except (CardError, HandError) as fault:
             raise RequestError(f"{field}[{index}]: {fault}") from None
+        if size and len(cards) != size:
+            raise RequestError(f"{field}[{index}]: {len(cards)} cards, cards_per_hand says {size}")
         hands.append(cards)
     return hands
 
@@ -194,8 +233,13 @@ def evaluate(request: pb.EvaluateRequest) -> bytes:
     if request.packed_hands and request.hands:
         raise RequestError("packed_hands: send either packed_hands or hands, not both")
     describe = not request.omit_descriptions
+    if request.cards_per_hand and request.cards_per_hand not in rules.sizes:
+        wanted = " or ".join(str(s) for s in rules.sizes)
+        raise RequestError(f"cards_per_hand: {request.cards_per_hand}, expected {wanted}")
     if request.hands:
-        cards = _readable_hands(request.hands, rules, "hands")
+        cards = _readable_hands(request.hands, rules, "hands", request.cards_per_hand)
+    elif not request.packed_hands:
+        cards = []  # nothing to rank, in either encoding: an empty reply for every game
     elif len(request.packed_hands) <= _SCALAR_LIMIT * rules.sizes[0]:
         cards = _few_packed_hands(request, rules)
     else:
@@ -303,7 +347,7 @@ def odds(request: pb.OddsRequest) -> pb.OddsResponse:
     if rules.key == "paiute":
         raise RequestError("game: odds are for GUTS_2 and GUTS_3")
     hand = pb.SeatHand(packed_cards=request.packed_cards, cards=request.cards)
-    cards = _seat_cards(hand, rules, "cards")
+    cards = _seat_cards(hand, rules, "packed_cards" if request.packed_cards else "cards")
     if not 1 <= request.opponents <= MAX_OPPONENTS:
         raise RequestError(f"opponents: {request.opponents} is out of range 1..{MAX_OPPONENTS}")
     samples = request.samples or DEFAULT_SAMPLES
@@ -346,7 +390,7 @@ class EvaluatorServicer:
         """Rank many hands at once."""
         started = time.perf_counter()
         try:
-            reply = evaluate(request)
+            reply = evaluate(_decoded(request))
         except RequestError as fault:
             await self._abort(context, "Evaluate", fault)
             raise
@@ -363,7 +407,7 @@ class EvaluatorServicer:
         async for request in requests:
             started = time.perf_counter()
             try:
-                reply = evaluate(request)
+                reply = evaluate(_decoded(request))
             except RequestError as fault:
                 await self._abort(
                     context, "EvaluateStream", RequestError(f"message {number}: {fault}")
@@ -379,7 +423,7 @@ class EvaluatorServicer:
         """Rank the hands still in and decide the showdown."""
         started = time.perf_counter()
         try:
-            reply = showdown(request)
+            reply = showdown(_decoded(request))
         except RequestError as fault:
             await self._abort(context, "Showdown", fault)
             raise
@@ -393,7 +437,7 @@ class EvaluatorServicer:
         """Chances of a Guts hand against random opponents."""
         started = time.perf_counter()
         try:
-            reply = await asyncio.to_thread(odds, request)
+            reply = await asyncio.to_thread(odds, _decoded(request))
         except RequestError as fault:
             await self._abort(context, "Odds", fault)
             raise
@@ -404,6 +448,8 @@ class EvaluatorServicer:
         self, request: pb.PingRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.PingResponse:
         """Nothing: the bare cost of a call."""
+        if isinstance(request, Undecodable):  # Ping is not counted in the metrics
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.fault)
         return pb.PingResponse()
 
 

@@ -151,6 +151,19 @@ def test_omit_descriptions(evaluator_stub: Stub) -> None:
             pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Qh"], packed_hands=bytes([1, 2, 3])),
             ["either"],
         ),
+        (
+            pb.EvaluateRequest(
+                game=pb.PAIUTE, wild_rank=5, cards_per_hand=9, hands=["5c 5d 5h Kc Kd 2s"]
+            ),
+            ["cards_per_hand: 9, expected 5 or 6"],
+        ),
+        (
+            pb.EvaluateRequest(
+                game=pb.PAIUTE, wild_rank=5, cards_per_hand=5, hands=["5c 5d 5h Kc Kd 2s"]
+            ),
+            ["hands[0]: 6 cards, cards_per_hand says 5"],
+        ),
+        (pb.EvaluateRequest(game=pb.GUTS_2, cards_per_hand=3), ["cards_per_hand: 3, expected 2"]),
         (pb.EvaluateRequest(game=pb.GUTS_2, hands=["Ah Kh"] * 10_001), ["hands", "10000"]),
         (
             pb.EvaluateRequest(game=pb.GUTS_2, packed_hands=bytes(range(2)) * 10_001),
@@ -307,6 +320,14 @@ def test_monte_carlo_odds_state_the_sample_and_repeat_with_a_seed(evaluator_stub
         (pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd Qh", opponents=0), ["opponents"]),
         (pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd Qh", opponents=10), ["opponents"]),
         (pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd", opponents=1), ["cards"]),
+        (
+            pb.OddsRequest(game=pb.GUTS_3, packed_cards=bytes([5, 5, 6]), opponents=2),
+            ["packed_cards: duplicate card"],
+        ),
+        (
+            pb.OddsRequest(game=pb.GUTS_3, packed_cards=bytes([0, 1, 99]), opponents=2),
+            ["packed_cards: unknown card index 99"],
+        ),
         (pb.OddsRequest(game=pb.PAIUTE, cards="Ac Kd Qh", opponents=1), ["game"]),
         (
             pb.OddsRequest(game=pb.GUTS_3, cards="Ac Kd Qh", opponents=2, samples=2_000_000),
@@ -366,3 +387,48 @@ def test_metrics_count_calls_hands_and_faults(
 
 def test_ping(evaluator_stub: Stub) -> None:
     assert evaluator_stub.Ping(pb.PingRequest()) == pb.PingResponse()
+
+
+@pytest.mark.parametrize(
+    ("method", "payload"),
+    [
+        *((method, b"\xff\xff\xff\xff") for method in ("Evaluate", "Showdown", "Odds", "Ping")),
+        ("EvaluateStream", b"\xff\xff\xff\xff"),
+        ("Evaluate", bytes.fromhex("08022a0341ff68")),  # hands ["A\xffh"]: not UTF-8
+        ("EvaluateStream", bytes.fromhex("08022a0341ff68")),
+    ],
+)
+def test_bytes_that_are_no_message_are_an_invalid_argument(
+    evaluator_server: EvaluatorServer, evaluator_address: str, method: str, payload: bytes
+) -> None:
+    """Bytes a client library would never send (a hand-made or a broken client)."""
+    registry = evaluator_server.telemetry.registry
+    labels = {"method": method, "outcome": "invalid_argument"}
+    before = registry.get_sample_value("cardroom_evaluator_calls_total", labels) or 0.0
+    path = f"/cardroom.evaluator.v1.Evaluator/{method}"
+    with grpc.insecure_channel(evaluator_address) as channel:
+        if method == "EvaluateStream":
+            call = channel.stream_stream(path)
+            error = refused(lambda: list(call(iter([payload]), timeout=10)))
+        else:
+            error = refused(channel.unary_unary(path), payload, 10)
+    assert_invalid(error, "request: the bytes are not a cardroom.evaluator.v1.")
+    after = registry.get_sample_value("cardroom_evaluator_calls_total", labels) or 0.0
+    assert after == (before if method == "Ping" else before + 1)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        pb.EvaluateRequest(game=pb.GUTS_2),
+        pb.EvaluateRequest(game=pb.GUTS_3),
+        pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=5),
+        pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=5, cards_per_hand=6),
+    ],
+)
+def test_a_request_without_hands_gets_an_empty_reply(
+    evaluator_stub: Stub, request_: pb.EvaluateRequest
+) -> None:
+    reply = evaluator_stub.Evaluate(request_)
+    assert list(reply.strengths) == []
+    assert list(reply.descriptions) == []
