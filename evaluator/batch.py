@@ -79,13 +79,14 @@ def validate_batch(hands: npt.NDArray[Any], sizes: Collection[int]) -> None:
     if count == 0:
         return
     if width in sizes:
-        if hands.min() >= 0 and hands.max() <= 51:
-            # Distinct cards set distinct bits, so a repeated card leaves fewer bits set.
-            card_bits = np.left_shift(np.uint64(1), hands.T.astype(np.uint64))
-            seen = np.bitwise_or.reduce(card_bits, axis=0)
-            bad = np.bitwise_count(seen) != width
-        else:
-            bad = ((hands < 0) | (hands > 51)).any(axis=1)
+        in_range = hands.min() >= 0 and hands.max() <= 51
+        cards = hands if in_range else np.clip(hands, 0, 51)
+        # Distinct cards set distinct bits, so a repeated card leaves fewer bits set.
+        card_bits = np.left_shift(np.uint64(1), cards.T.astype(np.uint64))
+        seen = np.bitwise_or.reduce(card_bits, axis=0)
+        bad = np.bitwise_count(seen) != width
+        if not in_range:
+            bad |= ((hands < 0) | (hands > 51)).any(axis=1)
         if not bad.any():
             return
         first = int(np.argmax(bad))

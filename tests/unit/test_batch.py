@@ -217,6 +217,13 @@ def test_validate_batch_names_the_first_bad_hand() -> None:
     hands[12] = [1, 2, 3]
     with pytest.raises(HandError, match=r"^hand 30: duplicate card 3c$"):
         rank_guts_batch(hands, 3)
+    # a repeated card before a card out of range: the repeat is the first fault
+    hands[40] = [1, 2, 99]
+    with pytest.raises(HandError, match=r"^hand 30: duplicate card 3c$"):
+        validate_batch(hands, (3,))
+    hands[30] = [4, 5, 6]
+    with pytest.raises(HandError, match=r"^hand 40: unknown card index 99$"):
+        validate_batch(hands, (3,))
 
 
 @pytest.mark.parametrize(
