@@ -21,8 +21,9 @@ def decide_showdown(hands: Sequence[tuple[int, int]], ghost: int | None) -> Show
     """Decide a showdown from (seat, strength) pairs and the ghost's strength, if any.
 
     Winners hold the best strength among the seats and, when there is a ghost, beat it
-    strictly. The worst are the seats at the lowest strength, except when every seat ties
-    and wins (then nobody loses).
+    strictly. The worst are the seats at the lowest strength, except when nobody loses:
+    every seat ties and wins, or every seat ties the ghost that wins (RULES.md: players
+    tied with the ghost neither win nor pay).
     """
     if not hands:
         return ShowdownOutcome((), (), ghost is not None, (), ())
@@ -30,8 +31,8 @@ def decide_showdown(hands: Sequence[tuple[int, int]], ghost: int | None) -> Show
     low = min(strength for _, strength in hands)
     ghost_wins = ghost is not None and ghost >= best
     winners = () if ghost_wins else tuple(seat for seat, s in hands if s == best)
-    everyone_wins = not ghost_wins and low == best
-    worst = () if everyone_wins else tuple(seat for seat, s in hands if s == low)
+    nobody_loses = low == best if not ghost_wins else low == ghost
+    worst = () if nobody_loses else tuple(seat for seat, s in hands if s == low)
     if ghost is None:
         return ShowdownOutcome(winners, worst, False, (), ())
     beaten = tuple(seat for seat, s in hands if s < ghost)

@@ -49,3 +49,15 @@ def test_all_seats_tied_below_the_ghost_all_lose() -> None:
 def test_lone_seat_against_the_ghost() -> None:
     assert decide_showdown([(5, 90)], 10).winners == (5,)
     assert decide_showdown([(5, 9)], 10).winners == ()
+
+
+def test_seats_tied_with_a_winning_ghost_are_not_the_worst() -> None:
+    """They neither win nor pay (RULES.md, Ghost hand): nobody loses."""
+    outcome = decide_showdown([(1, 40), (2, 40)], 40)
+    assert outcome.ghost_wins
+    assert outcome.tied_with_ghost == (1, 2)
+    assert outcome.worst == ()
+    assert decide_showdown([(3, 40)], 40).worst == ()
+    # one tied with the ghost, one beaten by it: the beaten one is the worst
+    mixed = decide_showdown([(1, 40), (2, 30)], 40)
+    assert (mixed.worst, mixed.tied_with_ghost, mixed.beaten_by_ghost) == ((2,), (1,), (2,))
