@@ -105,13 +105,14 @@ Decisions where RULES.md is silent
   dealer's left pays. Wimp overrides ``all_out_ante``.
 - Ghost: its hand is ranked and shown only when at least one player is in; a lone
   in-player who ties the ghost neither wins nor pays, and the pot carries.
-- Cap ``per_deal``: limits what a deal's outcome moves -- each winner's share of the pot
-  (the odd chip is given before capping) and each loser's or the wimp's payment; antes
-  are not counted. Cap ``reserve``: the pot never holds more than the cap; whatever
-  any payment (ante, loss, wimp) would put above it goes to the reserve. At the first
-  deal of a game, if the reserve holds at least what the antes would bring (each seat's
-  ante, or its whole stack if smaller), min(reserve, cap) opens the pot and nobody
-  antes. The reserve belongs to the table and stays when players leave.
+- Cap ``per_deal``: nobody wins more than the cap from the pot in one deal (each winner's
+  share; the odd chip is given before capping), nor pays more than the cap into it: a
+  loser's or the wimp's payment is at most the cap less what the seat anted in that
+  deal. The cap may not be below the ante. Cap ``reserve``: the pot never holds more
+  than the cap; whatever any payment (ante, loss, wimp) would put above it goes to the
+  reserve. At the first deal of a game, if the reserve holds at least what the antes
+  would bring (each seat's ante, or its whole stack if smaller), min(reserve, cap)
+  opens the pot and nobody antes. The reserve belongs to the table and stays when players leave.
 - A loser owes the pot as it stood before the winner took it (after the antes of this
   deal); when the ghost is best, the pot as it stands. A payment is the smaller of what
   is owed and the payer's stack.
@@ -252,6 +253,12 @@ def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
         cap = _int_option(raw, "cap", 1, MAX_CHIPS)
     options["cap"] = cap
     options["cap_mode"] = _choice_option(raw, "cap_mode")
+    if cap is not None and options["cap_mode"] == "per_deal" and cap < ante:
+        raise _bad_option(
+            "cap",
+            f"A per-deal cap of {cap} is below the ante ({ante}): nobody may pay more than"
+            " the cap into the pot in one deal, antes included.",
+        )
     options["turn_seconds"] = _int_option(raw, "turn_seconds", 1, 3600)
     pause = raw.get("deal_pause_seconds", GUTS_DEFAULTS["deal_pause_seconds"])
     if (
@@ -349,6 +356,19 @@ def _in_current_hand(state: State, seat: int) -> bool:
 def _per_deal_cap(state: State) -> int | None:
     cap: int | None = table.option(state, "cap")
     return cap if cap is not None and table.option(state, "cap_mode") == "per_deal" else None
+
+
+def _capped(state: State, seat: int, owed: int) -> int:
+    """`owed`, at most what a per-deal cap still lets the seat pay into the pot this deal."""
+    cap = _per_deal_cap(state)
+    if cap is None:
+        return owed
+    paid: int = sum(
+        item["amount"]
+        for item in state["deal"]["flow"]
+        if item["seat"] == seat and item["source"] == "seat"
+    )
+    return min(owed, max(cap - paid, 0))
 
 
 def _pay_in(state: State, seat: int, owed: int, kind: str) -> dict[str, Any]:
@@ -820,10 +840,7 @@ def _settle_wimp(state: State, events: list[Event]) -> None:
     players: list[int] = state["deal"]["players"]
     best = max(_strength(state, str(s)) for s in players)
     wimp = next(s for s in players if _strength(state, str(s)) == best)
-    owed = int(table.option(state, "ante")) * (len(players) - 1)
-    cap = _per_deal_cap(state)
-    if cap is not None:
-        owed = min(owed, cap)
+    owed = _capped(state, wimp, int(table.option(state, "ante")) * (len(players) - 1))
     events.append(event("wimp_paid", _pay_in(state, wimp, owed, "wimp")))
     state["next_ante"] = "none"
 
@@ -848,12 +865,8 @@ def _settle_showdown(state: State, events: list[Event]) -> str:
         _take_pot(state, winners, events)
     else:
         events.append(event("pot_carried", {"pot": state["pot"], "reason": "ghost"}))
-    owed = pot_before
-    cap = _per_deal_cap(state)
-    if cap is not None:
-        owed = min(owed, cap)
     for seat in losers:
-        payment = _pay_in(state, seat, owed, "loss")
+        payment = _pay_in(state, seat, _capped(state, seat, pot_before), "loss")
         if payment["amount"] > 0:
             state["seats"][str(seat)]["skip_ante"] = True
         events.append(event("paid", payment))

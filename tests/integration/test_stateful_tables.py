@@ -64,6 +64,14 @@ REPORT = Path(__file__).resolve().parents[2] / "var" / "reports" / "stateful.jso
 NAMES = ["ann", "bob", "cy", "dee", "eve", "fay", "Ann"]  # "Ann" collides with "ann"
 MAX_TABLES = 3
 
+
+def _cap_not_below_ante(options: dict[str, Any]) -> dict[str, Any]:
+    """A per-deal cap below the ante is refused at creation (covered elsewhere)."""
+    if options["cap"] is not None and options["cap_mode"] == "per_deal":
+        options["cap"] = max(options["cap"], options["ante"])
+    return options
+
+
 GUTS_OPTIONS = st.fixed_dictionaries(
     {
         "game": st.just("guts"),
@@ -85,7 +93,7 @@ GUTS_OPTIONS = st.fixed_dictionaries(
         "min_buy_in": st.integers(1, 5),
         "max_buy_in": st.integers(6, 40),
     }
-)
+).map(_cap_not_below_ante)
 PAIUTE_OPTIONS = st.fixed_dictionaries(
     {
         "game": st.just("paiute"),

@@ -38,6 +38,14 @@ CODES = {
 }
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "ann"]  # "ann" collides on purpose
 
+
+def _cap_not_below_ante(options: dict[str, Any]) -> dict[str, Any]:
+    """A per-deal cap below the ante is refused at creation (covered elsewhere)."""
+    if options["cap"] is not None and options["cap_mode"] == "per_deal":
+        options["cap"] = max(options["cap"], options["ante"])
+    return options
+
+
 OPTIONS = st.fixed_dictionaries(
     {
         "cards": st.sampled_from([2, 3]),
@@ -58,7 +66,7 @@ OPTIONS = st.fixed_dictionaries(
         "min_buy_in": st.integers(1, 5),
         "max_buy_in": st.integers(5, 40),
     }
-)
+).map(_cap_not_below_ante)
 
 # Weighted towards play; sit, leave and rebuy still come often enough to hit every rule.
 ACTIONS = ["sit", "leave", "rebuy", "start", "start"] + ["deadline", "settle"] * 3
@@ -108,6 +116,16 @@ def check_invariants(state: dict[str, Any]) -> None:
     if options["cap_mode"] != "reserve" or options["cap"] is None:
         assert state["reserve"] == 0
     deal = state["deal"]
+    if deal is not None and options["cap"] is not None and options["cap_mode"] == "per_deal":
+        paid: Counter[int] = Counter()
+        won: Counter[int] = Counter()
+        for item in deal["flow"]:
+            if item["source"] == "seat":
+                paid[item["seat"]] += item["amount"]
+            elif item["kind"] == "win":
+                won[item["seat"]] += item["amount"]
+        assert max(paid.values(), default=0) <= options["cap"], deal["flow"]
+        assert max(won.values(), default=0) <= options["cap"], deal["flow"]
     if deal is not None and deal["showdown_reason"] != "wimp":
         ins = {str(s) for s, c in deal["declarations"].items() if c == "in"}
         assert set(deal["shown"]) <= ins | {"ghost"}

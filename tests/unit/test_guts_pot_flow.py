@@ -305,20 +305,41 @@ def test_cap_per_deal_limits_wins_and_payments() -> None:
 
 
 def test_cap_per_deal_applies_to_each_tied_winner_and_the_wimp() -> None:
-    # 4 players, ante 1, cap 1, wimp: pot 4. Nobody in; 2 is best and owes 3 antes, capped
-    # to 1 (98) -> pot 5.
-    state = started(4, cap=1, wimp=True)
+    # 4 players, ante 1, cap 2, wimp: pot 4. Nobody in; 2 is best and owes 3 antes, capped
+    # to 2 less the ante it paid this deal: 1 (98) -> pot 5.
+    state = started(4, cap=2, wimp=True)
     state, events = play(state, [], {"1": 1, "2": 9, "3": 2, "4": 3})
     assert of_type(events, "wimp_paid")[0]["amount"] == 1
     assert state["pot"] == 5
-    # Next deal: 3 and 4 tie: shares 3 and 2 are capped at 1 each; the pot keeps 3.
+    # Next deal (nobody antes): 3 and 4 tie: shares 3 and 2 are capped at 2 each; the
+    # pot keeps 1.
     state, _ = next_deal(state)
     state, events = play(state, [3, 4], {"3": 5, "4": 5})
     assert of_type(events, "pot_split")[0]["shares"] == [
-        {"seat": 3, "amount": 1},
-        {"seat": 4, "amount": 1},
+        {"seat": 3, "amount": 2},
+        {"seat": 4, "amount": 2},
     ]
-    assert state["pot"] == 3
+    assert state["pot"] == 1
+    assert conserved(state)
+
+
+def test_cap_per_deal_counts_the_ante_paid_in_the_deal() -> None:
+    # 3 players, ante 2, cap 5: pot 6, stacks 98; order 2, 3, 1. Nobody pays more than 5
+    # into the pot in one deal, the ante included.
+    state = started(3, ante=2, cap=5)
+    # 1, 2, 3 in, 2 best: 2 takes 5 of 6 (103, the pot keeps 1); 3 and 1 owe 6 and pay
+    # 5 - 2 = 3 each (95) -> pot 7.
+    state, events = play(state, [1, 2, 3], {"1": 1, "2": 9, "3": 2})
+    assert [(p["seat"], p["owed"], p["amount"]) for p in of_type(events, "paid")] == [
+        (3, 3, 3),
+        (1, 3, 3),
+    ]
+    assert state["pot"] == 7
+    # Deal 2: nobody antes (the pot is not empty), so a loser may pay the whole cap.
+    state, events = next_deal(state)
+    assert of_type(events, "ante") == []
+    state, events = play(state, [3, 1], {"3": 1, "1": 9})
+    assert [(p["seat"], p["owed"], p["amount"]) for p in of_type(events, "paid")] == [(3, 5, 5)]
     assert conserved(state)
 
 

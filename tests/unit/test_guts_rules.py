@@ -129,6 +129,7 @@ def test_every_option_accepts_its_documented_values() -> None:
         ({"losers_pay": "none"}, "losers_pay"),
         ({"ghost": None}, "ghost"),
         ({"cap": 0}, "cap"),
+        ({"ante": 5, "cap": 4}, "cap"),  # per deal, the ante alone would pass the cap
         ({"cap": False}, "cap"),
         ({"cap_mode": "weekly"}, "cap_mode"),
         ({"turn_seconds": 0}, "turn_seconds"),
