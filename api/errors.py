@@ -141,7 +141,8 @@ class ApiError(Exception):
         super().__init__(detail)
         self.status = status
         self.code = code
-        self.title = title
+        # a gateway code's title is the one of PROBLEM_CODES, wherever it is raised
+        self.title = PROBLEM_CODES[code][1] if code in PROBLEM_CODES else title
         self.detail = detail
         self.field = field
         self.headers: dict[str, str] = dict(headers or {})

@@ -244,7 +244,7 @@ class TableService:
                 " cashed out (see `closing`).",
                 extra={"closing": closing},
             )
-        raise ApiError(404, "table_not_found", "No such table", f"There is no table {table_id!r}.")
+        raise problem("table_not_found", f"There is no table {table_id!r}.", field="table_id")
 
     def look(self, table_id: str, token: str | None) -> tuple[Viewer, TableRecord]:
         """The table and who holds this seat token, in one round trip; 404/410/401."""
@@ -374,11 +374,10 @@ class TableService:
                     f" kept; the oldest kept deal is {record.first_hand}.",
                     extra={"first_hand": record.first_hand},
                 )
-            raise ApiError(
-                404,
+            raise problem(
                 "hand_not_found",
-                "No such hand",
                 f"Deal {hand_number} of table {table_id!r} has not finished (or never happened).",
+                field="hand_number",
             )
         events = self.store.events_between(
             table_id, history.pop("first_event"), history.pop("last_event")

@@ -11,6 +11,7 @@ import pytest
 from werkzeug.datastructures import Headers
 
 from api import create_app
+from api.errors import PROBLEM_CODES
 from tests.integration.conftest import Gateway, Player, gateway_settings
 from tests.integration.play import play_guts_game, wait_for
 
@@ -24,6 +25,8 @@ def problem(response: Any, status: int, code: str) -> dict[str, Any]:
     assert body["code"] == code
     assert body["status"] == status
     assert {"type", "title", "detail"} <= set(body)
+    if code in PROBLEM_CODES:
+        assert (status, body["title"]) == PROBLEM_CODES[code]
     return body
 
 
@@ -98,7 +101,9 @@ def test_malformed_json_and_wrong_media_type(gateway: Gateway) -> None:
 
 
 def test_unknown_table_and_route(gateway: Gateway) -> None:
-    problem(gateway.call("GET", "/v1/tables/nope"), 404, "table_not_found")
+    assert problem(gateway.call("GET", "/v1/tables/nope"), 404, "table_not_found")["field"] == (
+        "table_id"
+    )
     response = gateway.call("GET", "/v1/nothing-here")
     assert response.status_code == 404
     assert response.mimetype == "application/problem+json"

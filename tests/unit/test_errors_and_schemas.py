@@ -379,6 +379,15 @@ def test_api_error_takes_status_code_title_detail() -> None:
     assert error.extra == {}
 
 
+@pytest.mark.parametrize(("code", "entry"), sorted(PROBLEM_CODES.items()))
+def test_a_gateway_code_has_its_table_title_wherever_it_is_raised(
+    code: str, entry: tuple[int, str]
+) -> None:
+    """RFC 9457: a problem type's title does not change between occurrences."""
+    status, title = entry
+    assert ApiError(status, code, "Some other words", "Detail.").title == title
+
+
 @pytest.mark.parametrize(("code", "status"), sorted(RULE_ERROR_STATUS.items()))
 def test_rule_codes_map_through_the_table(code: str, status: int) -> None:
     error = from_rule_error(code, "Seat 2 is not taken.", "seat")
