@@ -47,7 +47,15 @@ from api.errors import (
 )
 from api.evaluator_client import EvaluatorClient
 from api.games import guts, paiute
-from api.games.common import FULL_DECK, Deck, Event, RuleError, Transition, copy_state
+from api.games.common import (
+    FULL_DECK,
+    Deck,
+    Event,
+    RuleError,
+    Transition,
+    copy_state,
+    display_name,
+)
 from api.store import (
     Close,
     Commit,
@@ -74,6 +82,8 @@ MOVES = {
 MAX_ATTEMPTS = 16
 # a table whose deadline is this close is not kept warm (api.warm): the clock moves next
 WARM_DUE_MARGIN = 1.0
+# The longest table name (the OpenAPI document's CreateTable.name.maxLength).
+MAX_TABLE_NAME = 64
 # A showdown the evaluator could not rank is tried again by the clock this much later.
 SHOWDOWN_RETRY_SECONDS = 1.0
 _WARM_HIT, _WARM_STALE, _WARM_REFUSED = (
@@ -420,6 +430,16 @@ class TableService:
                 state = module.new_table(options, table_id, now)
             except RuleError as error:
                 raise from_rule_error(error.code, error.detail, error.field) from None
+            if name is not None:
+                name = display_name(name, MAX_TABLE_NAME)
+                if name is None:
+                    raise problem(
+                        "invalid_field",
+                        f"A table's name is 1 to {MAX_TABLE_NAME} characters, not counting"
+                        " spaces at either end, with no control or invisible formatting"
+                        " character.",
+                        field="name",
+                    )
             state["name"] = name or f"{game} table {table_id[:6]}"
             record = TableRecord(table_id, state, 0, 0)
             created = self._stored_events(

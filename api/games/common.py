@@ -5,8 +5,10 @@ Every illegal move raises `RuleError` with a stable machine `code`, a full-sente
 
 - ``invalid_option``: a table option is unknown, of the wrong type or out of range
   (`field` names the option).
-- ``invalid_name``: a player name is not a string of 1 to 32 characters after trimming.
-- ``name_taken``: another seat at the table already uses that name (case-insensitive).
+- ``invalid_name``: a player name is not a string of 1 to 32 characters after trimming,
+  or holds a character that does not show (`display_name`).
+- ``name_taken``: another seat at the table already uses that name (`name_key`: case,
+  compatibility forms and runs of spaces are not told apart).
 - ``table_full``: every seat from 1 to ``max_players`` is taken.
 - ``invalid_buy_in``: a buy-in or rebuy amount is not a whole number of chips, or the
   stack it gives falls outside ``min_buy_in`` .. ``max_buy_in``.
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -146,6 +149,33 @@ def _copy_tree(value: Any) -> Any:
     if kind in _SCALARS:
         return value
     return copy.deepcopy(value)
+
+
+# Characters a display name may not hold: controls, format characters (zero-width
+# spaces and joiners, direction marks), surrogates, private use, unassigned code points,
+# and line and paragraph separators. Names are shown to others and compared.
+_UNSHOWABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def display_name(name: object, longest: int) -> str | None:
+    """`name` as it is kept and shown (NFC, trimmed), or None if it is not a fit name:
+    not text, 1 to `longest` characters once trimmed, with no character that does not
+    show (see _UNSHOWABLE)."""
+    if not isinstance(name, str):
+        return None
+    shown = unicodedata.normalize("NFC", name).strip()
+    if not 1 <= len(shown) <= longest:
+        return None
+    if any(unicodedata.category(char) in _UNSHOWABLE for char in shown):
+        return None
+    return shown
+
+
+def name_key(name: str) -> str:
+    """What two names at one table may not share: case, compatibility forms and runs of
+    spaces are not told apart ("Ann", "ANN" and "Ann" in fullwidth letters are one name,
+    "A  nn" and "a nn" another)."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 
 
 def event(kind: str, data: dict[str, Any], visible_to: list[int] | None = None) -> Event:

@@ -152,7 +152,9 @@ from api.games.common import (
     Transition,
     commitment,
     copy_state,
+    display_name,
     event,
+    name_key,
     verify_deck,
 )
 from api.games.table import BETWEEN_DEALS, State
@@ -400,11 +402,12 @@ def _pay_in(state: State, seat: int, owed: int, kind: str) -> dict[str, Any]:
 
 def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
     """Raise RuleError unless a new player may sit down with this name and buy-in."""
-    if not isinstance(name, str) or not 1 <= len(name.strip()) <= MAX_NAME_LENGTH:
+    shown = display_name(name, MAX_NAME_LENGTH)
+    if shown is None:
         raise RuleError(
             "invalid_name",
             f"A name must be 1 to {MAX_NAME_LENGTH} characters long, not counting spaces"
-            " at either end.",
+            " at either end, with no control or invisible formatting character.",
             "name",
         )
     low, high = table.option(state, "min_buy_in"), table.option(state, "max_buy_in")
@@ -414,11 +417,9 @@ def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
             f"The buy-in must be a whole number of chips from {low} to {high}.",
             "buy_in",
         )
-    wanted = name.strip().casefold()
-    if any(seat["name"].casefold() == wanted for seat in state["seats"].values()):
-        raise RuleError(
-            "name_taken", f"Someone at this table already goes by {name.strip()!r}.", "name"
-        )
+    wanted = name_key(shown)
+    if any(name_key(seat["name"]) == wanted for seat in state["seats"].values()):
+        raise RuleError("name_taken", f"Someone at this table already goes by {shown!r}.", "name")
     if len(state["seats"]) >= table.option(state, "max_players"):
         raise RuleError("table_full", "Every seat at this table is taken.")
 
@@ -431,7 +432,7 @@ def sit(state: State, name: str, buy_in: int, now: float) -> Transition:
         n for n in range(1, table.option(new, "max_players") + 1) if str(n) not in new["seats"]
     )
     new["seats"][str(seat)] = {
-        "name": name.strip(),
+        "name": display_name(name, MAX_NAME_LENGTH),
         "stack": buy_in,
         "status": "waiting",
         "leaving": False,

@@ -226,9 +226,32 @@ def test_sit_takes_the_lowest_free_seat_and_waits() -> None:
     assert state["chips_cashed"] == 100
 
 
-@pytest.mark.parametrize("name", ["", "   ", "x" * 33, 7, None])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "   ",
+        "x" * 33,
+        7,
+        None,
+        "\u200b",  # a zero-width space alone looks empty
+        "Ann\u200b",  # ... and after a name, looks like that name
+        "a\x00b",  # a control character
+        "a\nb",
+        "\u202eevil",  # a direction override
+        "a\u2028b",  # a line separator
+        "\ue000",  # private use
+    ],
+)
 def test_sit_refuses_a_bad_name(name: Any) -> None:
     assert_refused("invalid_name", guts.sit, seated(1), name, 100, 0.0)
+
+
+def test_a_name_is_kept_composed_and_trimmed() -> None:
+    state, _ = guts.sit(seated(0), "  Zoe\u0301 ", 100, 0.0)  # e + combining acute
+    assert state["seats"]["1"]["name"] == "Zo\u00e9"
+    state, _ = guts.sit(state, "Jos\u00e9 Mar\u00eda", 100, 0.0)
+    assert state["seats"]["2"]["name"] == "Jos\u00e9 Mar\u00eda"
 
 
 @pytest.mark.parametrize("buy_in", [19, 501, 100.0, True, "100", None])
@@ -236,8 +259,17 @@ def test_sit_refuses_a_bad_buy_in(buy_in: Any) -> None:
     assert_refused("invalid_buy_in", guts.sit, seated(1), "New", buy_in, 0.0)
 
 
-def test_sit_refuses_a_name_in_use_ignoring_case() -> None:
-    assert_refused("name_taken", guts.sit, seated(2), " bob", 100, 0.0)
+@pytest.mark.parametrize(
+    "name",
+    [" bob", "BOB", "\uff22\uff4f\uff42", "Bo\u0062", "bob\u00a0"],  # case, fullwidth, NBSP
+)
+def test_sit_refuses_a_name_in_use_ignoring_case_and_forms(name: str) -> None:
+    assert_refused("name_taken", guts.sit, seated(2), name, 100, 0.0)
+
+
+def test_names_differing_in_inner_spaces_only_are_one_name() -> None:
+    state, _ = guts.sit(seated(0), "Ann Lee", 100, 0.0)
+    assert_refused("name_taken", guts.sit, state, "ann   lee", 100, 0.0)
 
 
 def test_sit_refuses_when_every_seat_is_taken() -> None:
