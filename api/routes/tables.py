@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,7 @@ from api.tables import Idempotency, Outcome, TableService, Viewer, fingerprint
 tables_blueprint = Blueprint("tables", __name__)
 
 _KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
 def _service() -> TableService:
@@ -112,7 +114,12 @@ def _number_arg(name: str, default: float, low: float, high: float, whole: bool)
     if raw is None:
         return default
     kind = "a whole number" if whole else "a number"
+    # ASCII digits only: int() and float() would also take "+3", " 3", "1_0", "1e3",
+    # "nan" and other scripts' digits
+    digits = raw.isascii() and (raw.isdigit() if whole else _DECIMAL.fullmatch(raw) is not None)
     try:
+        if not digits:
+            raise ValueError(raw)
         value = int(raw) if whole else float(raw)
     except ValueError:
         raise ApiError(
@@ -205,9 +212,23 @@ def events(table_id: str) -> Response:
     """Events after a cursor, as the caller may see them; long-polls with `wait`."""
     after = _int_arg("after", 0, 0, 2**53)
     wait = _number_arg("wait", 0.0, 0.0, _settings().long_poll_max, whole=False)
-    viewer, _ = _viewer(table_id)
+    viewer, record = _viewer(table_id)
+    _check_not_ahead(after, record.seq, "after")
     items, cursor = _service().events(table_id, viewer, after, wait)
     return jsonify({"events": items, "next": cursor})
+
+
+def _check_not_ahead(after: int, last: int, field: str) -> None:
+    """400 invalid_cursor for a cursor past the table's last event: the events up to it
+    would never be delivered (a cursor the gateway gave out is never past it)."""
+    if after > last:
+        raise problem(
+            "invalid_cursor",
+            f"The cursor {after} is past the table's last event ({last}); resume after an"
+            " event id you have received, or read the table.",
+            field=field,
+            extra={"last_event": last},
+        )
 
 
 def _stream_cursor() -> int:
@@ -230,7 +251,9 @@ def _stream_cursor() -> int:
 def event_stream(table_id: str) -> Response:
     """The event log as server-sent events, resuming after Last-Event-ID."""
     after = _stream_cursor()
-    viewer, _ = _viewer(table_id)
+    viewer, record = _viewer(table_id)
+    field = "Last-Event-ID" if "Last-Event-ID" in request.headers else "after"
+    _check_not_ahead(after, record.seq, field)
     service = _service()
     service.check_cursor(table_id, after)
     lifetime = _settings().stream_max_seconds

@@ -445,6 +445,19 @@ MALFORMED_CREATE = [
 ]
 
 
+# query values that int() or float() would take, and a strict parser does not: a sign,
+# a space, an underscore, another script's digit, an exponent
+NOT_PLAIN_NUMBERS = (
+    "after=%2B3",
+    "after=%203",
+    "after=1_0",
+    "after=%D9%A3",
+    "wait=1e1",
+    "wait=1_0",
+    "wait=%2B1",
+)
+
+
 @pytest.mark.parametrize(
     ("request_args", "status", "code", "field"),
     [case[1:] for case in MALFORMED_CREATE],
@@ -645,8 +658,39 @@ def test_malformed_seats_and_moves_are_refused(unlimited: Gateway, redis_url: st
             "invalid_parameter",
             "wait",
         ),
+        *(
+            (
+                "GET",
+                f"/v1/tables/{table_id}/events?{query}",
+                None,
+                {},
+                400,
+                "invalid_parameter",
+                query.split("=")[0],
+            )
+            for query in NOT_PLAIN_NUMBERS
+        ),
+        (
+            "GET",
+            f"/v1/tables/{table_id}/events?after=1000",
+            None,
+            {},
+            400,
+            "invalid_cursor",
+            "after",
+        ),
+        (
+            "GET",
+            f"/v1/tables/{table_id}/events/stream",
+            None,
+            {"headers": {"Last-Event-ID": "1000"}},
+            400,
+            "invalid_cursor",
+            "Last-Event-ID",
+        ),
         ("GET", "/v1/tables?limit=0", None, {}, 400, "invalid_parameter", "limit"),
         ("GET", "/v1/tables?limit=true", None, {}, 400, "invalid_parameter", "limit"),
+        ("GET", "/v1/tables?limit=%2B5", None, {}, 400, "invalid_parameter", "limit"),
         ("GET", "/v1/tables?cursor=nan", None, {}, 400, "invalid_cursor", "cursor"),
         (
             "GET",
