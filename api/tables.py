@@ -190,10 +190,36 @@ def canonical_card(text: str, field: str) -> str:
     return rank + suit
 
 
+_ENTITY_TAG = re.compile(r'\s*(W/)?"([\x21\x23-\x7e\x80-\xff]*)"\s*')
+
+
+def entity_tags(header: str) -> list[tuple[bool, str]] | None:
+    """The (weak, opaque tag) of each entity tag of an If-Match or If-None-Match list
+    (RFC 9110, 8.8.3), [] for "*", or None when the list is malformed."""
+    if header.strip() == "*":
+        return []
+    tags = []
+    for item in header.split(","):
+        if not item.strip():
+            continue  # empty list elements are allowed (RFC 9110, 5.6.1)
+        match = _ENTITY_TAG.fullmatch(item)
+        if match is None:
+            return None
+        tags.append((match.group(1) is not None, match.group(2)))
+    return tags or None
+
+
 def _etag_matches(if_match: str, version: int) -> bool:
-    """If-Match against a table's version: "*", or any listed (weak or strong) ETag."""
-    tags = [tag.strip() for tag in if_match.split(",")]
-    return "*" in tags or any(tag.removeprefix("W/").strip('"') == str(version) for tag in tags)
+    """If-Match against a table's version (strong comparison, RFC 9110, 13.1.1): "*" or
+    a listed strong ETag; a weak one never matches. A malformed list is 400."""
+    tags = entity_tags(if_match)
+    if tags is None:
+        raise problem(
+            "invalid_parameter",
+            'If-Match must be "*" or a list of quoted entity tags, such as "4".',
+            field="If-Match",
+        )
+    return not tags or any(not weak and tag == str(version) for weak, tag in tags)
 
 
 def public_event(item: Mapping[str, Any]) -> dict[str, Any]:

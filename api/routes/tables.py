@@ -13,7 +13,7 @@ from api import jsonio
 from api.errors import ApiError, problem
 from api.schemas import parse_json_body
 from api.settings import Settings
-from api.tables import Idempotency, Outcome, TableService, Viewer, fingerprint
+from api.tables import Idempotency, Outcome, TableService, Viewer, entity_tags, fingerprint
 
 tables_blueprint = Blueprint("tables", __name__)
 
@@ -163,7 +163,7 @@ def get_table(table_id: str) -> Response:
     """The table as the caller may see it, with its version as the ETag."""
     viewer, record = _viewer(table_id)
     etag = f'"{record.version}"'
-    if request.headers.get("If-None-Match") == etag:
+    if _none_match(request.headers.get("If-None-Match"), str(record.version)):
         response = Response(status=304)
     else:
         response = jsonify(_service().present(record, viewer))
@@ -171,6 +171,13 @@ def get_table(table_id: str) -> Response:
     response.headers["Cache-Control"] = "private, no-cache"
     response.headers["Vary"] = "Authorization"
     return response
+
+
+def _none_match(header: str | None, version: str) -> bool:
+    """Whether If-None-Match holds the table's ETag (weak comparison, RFC 9110, 13.1.2):
+    "*" or a listed tag, weak or strong. A malformed list is no match."""
+    tags = None if header is None else entity_tags(header)
+    return tags is not None and (not tags or any(tag == version for _, tag in tags))
 
 
 @tables_blueprint.post("/v1/tables/<table_id>/seats")

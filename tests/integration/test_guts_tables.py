@@ -200,14 +200,32 @@ def test_etag_and_if_match(gateway: Gateway) -> None:
     )
     assert fresh.status_code == 200, fresh.get_json()
     assert fresh.headers["ETag"] != etag
+    current = fresh.headers["ETag"]
+    declare = {"action": "declare", "choice": "in"}
+    actions = f"/v1/tables/{table_id}/actions"
+    # If-Match compares strongly (RFC 9110, 13.1.1): a weak tag never matches
+    weak = gateway.call("POST", actions, bob, json=declare, headers={"If-Match": f"W/{current}"})
+    problem(weak, 412, "stale_version")
+    for malformed in ("4", '"4', "W/", '"4" "5"'):
+        refused = gateway.call("POST", actions, bob, json=declare, headers={"If-Match": malformed})
+        assert problem(refused, 400, "invalid_parameter")["field"] == "If-Match"
     anything = gateway.call(
-        "POST",
-        f"/v1/tables/{table_id}/actions",
-        bob,
-        json={"action": "declare", "choice": "in"},
-        headers={"If-Match": f'"0", W/{fresh.headers["ETag"]}'},
+        "POST", actions, bob, json=declare, headers={"If-Match": f'"0", {current}'}
     )
     assert anything.status_code == 200, anything.get_json()
+
+
+def test_if_none_match_compares_weakly_and_takes_lists(gateway: Gateway) -> None:
+    table_id, (alice, _) = start_deal(gateway)
+    path = f"/v1/tables/{table_id}"
+    etag = gateway.call("GET", path, alice).headers["ETag"]
+    for header in (etag, f"W/{etag}", "*", f'"x", {etag}', f" , {etag} ,"):
+        response = gateway.call("GET", path, alice, headers={"If-None-Match": header})
+        assert response.status_code == 304, header
+        assert response.headers["ETag"] == etag
+    for header in ('"x"', "4", f"{etag[:-1]}"):  # another tag, or none that parses
+        response = gateway.call("GET", path, alice, headers={"If-None-Match": header})
+        assert response.status_code == 200, header
 
 
 def test_idempotent_retries(gateway: Gateway) -> None:

@@ -416,10 +416,22 @@ def test_last_event_id_header(app: Flask, raw: str) -> None:
     version=st.integers(min_value=1, max_value=10**6),
 )
 def test_if_match_header(raw: str, version: int) -> None:
-    matched = _etag_matches(raw, version)
-    assert isinstance(matched, bool)
-    tags = {tag.strip().removeprefix("W/").strip('"') for tag in raw.split(",")}
-    assert matched == ("*" in tags or str(version) in tags)
+    matched = attempt(lambda: _etag_matches(raw, version))
+    items = [item.strip() for item in raw.split(",") if item.strip()]
+    well_formed = raw.strip() == "*" or (
+        bool(items)
+        and all(re.fullmatch(r'(W/)?"[\x21\x23-\x7e\x80-\xff]*"', item) for item in items)
+    )
+    if not well_formed:
+        assert isinstance(matched, ApiError)
+        assert (matched.status, matched.code, matched.field) == (
+            400,
+            "invalid_parameter",
+            "If-Match",
+        )
+        return
+    # strong comparison: "*", or the version's strong tag; a weak tag never matches
+    assert matched == (raw.strip() == "*" or f'"{version}"' in items)
 
 
 @fuzz(300)
