@@ -73,7 +73,8 @@ def _prefers_minimal() -> bool:
 
     Preferences are comma-separated, each `name[=value][; parameters]`; names and this
     value are matched without regard to case, a quoted value is unquoted. Preferences
-    the gateway does not know, and malformed ones, are ignored, as the RFC asks.
+    the gateway does not know, and malformed ones, are ignored, and of a preference
+    given more than once only the first counts, as the RFC asks (section 2).
     """
     # the server joins repeated fields into one, comma-separated (WSGI's environ)
     header = request.headers.get("Prefer")
@@ -81,8 +82,8 @@ def _prefers_minimal() -> bool:
         return False
     for preference in header.split(","):
         name, _, value = preference.split(";", 1)[0].partition("=")
-        if name.strip().lower() == "return" and value.strip().strip('"').lower() == "minimal":
-            return True
+        if name.strip().lower() == "return":
+            return value.strip().strip('"').lower() == "minimal"
     return False
 
 

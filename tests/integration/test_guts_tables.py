@@ -599,7 +599,15 @@ def test_prefer_sent_twice_counts_both_fields(gateway: Gateway) -> None:
 
 
 @pytest.mark.parametrize(
-    "prefer", ["return=representation", "respond-async", "return", "return=minimal-ish", ",;=,"]
+    "prefer",
+    [
+        "return=representation",
+        "respond-async",
+        "return",
+        "return=minimal-ish",
+        ",;=,",
+        "return=representation, return=minimal",  # only the first instance counts
+    ],
 )
 def test_other_preferences_get_the_table(gateway: Gateway, prefer: str) -> None:
     table_id, (alice, _bob) = start_deal(gateway)
