@@ -124,7 +124,8 @@ Decisions where RULES.md is silent
   equally among them (odd chips from the dealer's left) before they cash out.
 - Too few players: when a deal should start and fewer than ``min_players`` seats of a
   running game hold chips, the game is abandoned: the pot is shared out equally among
-  its ``playing`` seats (``pot_split`` reason ``abandoned``). Then, if at least
+  its ``playing`` seats that still hold chips (all of them if none does; ``pot_split``
+  reason ``abandoned``), and the seats without chips leave (``out_of_chips``). Then, if at least
   ``min_players`` seats (waiting ones included) hold chips a new game starts;
   otherwise the table goes back to ``waiting`` and needs ``start`` again.
 - Rebuy: allowed while ``rebuy`` is true, for a seat that is not leaving and not dealt
@@ -540,10 +541,7 @@ def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
 def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
     minimum = table.option(state, "min_players")
     if state["game_in_progress"] and len(table.seat_numbers(state, "playing", True)) < minimum:
-        table.abandon_game(
-            state, table.seat_numbers(state, "playing"), "not_enough_players", events
-        )
-        table.remove_broke(state, events)
+        table.abandon_short_game(state, events)
     new_game = not state["game_in_progress"]
     if new_game:
         funded = table.seat_numbers(state, funded=True)

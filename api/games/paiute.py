@@ -364,10 +364,7 @@ def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> No
     minimum = table.option(state, "min_players")
     running = state["game_in_progress"]
     if running and len(table.seat_numbers(state, "playing", funded=True)) < minimum:
-        table.abandon_game(
-            state, table.seat_numbers(state, "playing"), "not_enough_players", events
-        )
-        table.remove_broke(state, events)
+        table.abandon_short_game(state, events)
     if not state["game_in_progress"]:
         funded = table.seat_numbers(state, funded=True)
         if len(funded) < minimum:

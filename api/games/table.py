@@ -115,6 +115,18 @@ def abandon_game(state: State, seats: list[int], reason: str, events: list[Event
     end_game(state, reason, events)
 
 
+def abandon_short_game(state: State, events: list[Event]) -> None:
+    """End a game that too few seats with chips can go on with.
+
+    The pot goes to the game's seats that still hold chips, shared equally (to all of
+    its seats if none does), and the seats left without chips leave (RULES.md, A deal,
+    7: a player out of chips leaves at the end of the game).
+    """
+    funded = seat_numbers(state, "playing", True)
+    abandon_game(state, funded or seat_numbers(state, "playing"), "not_enough_players", events)
+    remove_broke(state, events)
+
+
 def remove_seat(state: State, seat: int, reason: str, events: list[Event]) -> None:
     """Cash a seat out and free it; if it was the last one playing, the pot goes to it."""
     record = state["seats"][str(seat)]

@@ -696,6 +696,32 @@ def test_too_few_funded_players_abandon_the_game_and_the_table_waits() -> None:
     assert state["seats"]["1"] == {**state["seats"]["1"], "status": "waiting", "stack": 101}
 
 
+def test_an_abandoned_pot_goes_to_the_seats_with_chips_and_the_broke_leave() -> None:
+    """RULES.md, A deal, 7: a player out of chips leaves at the end of the game."""
+    state = guts.new_table({"min_buy_in": 1, "rebuy": False}, "t1", 0.0)
+    state, _ = guts.sit(state, "Ann", 100, 0.0)
+    state, _ = guts.sit(state, "Bob", 2, 0.0)
+    state, _ = guts.start(state, 1, T0, make_deck())
+    # antes: pot 2 (Ann 99, Bob 1); both in, Ann best: she takes 2, Bob pays his last 1
+    state, _ = declare_all(state, {1: "in", 2: "in"})
+    state, _ = guts.settle(state, ranks({"1": 9, "2": 1}), T0 + 2)
+    assert (state["seats"]["1"]["stack"], state["seats"]["2"]["stack"], state["pot"]) == (
+        101,
+        0,
+        1,
+    )
+    # the next deal cannot start with one seat holding chips: the pot goes to Ann only
+    state, events = guts.on_deadline(state, T0 + 10, make_deck(1))
+    assert types(events)[:3] == ["pot_split", "game_ended", "cashed_out"]
+    assert events[0]["data"]["shares"] == [{"seat": 1, "amount": 1}]
+    assert [e["data"] for e in events if e["type"] == "left"] == [
+        {"seat": 2, "name": "Bob", "reason": "out_of_chips"}
+    ]
+    assert state["seats"]["1"]["stack"] == 102
+    assert "2" not in state["seats"]
+    assert state["phase"] == "waiting"
+
+
 # --------------------------------------------------------------------------- views
 
 
