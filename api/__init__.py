@@ -54,13 +54,14 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
         install_store_errors,
         system_blueprint,
     )
-    from api.routes.tables import tables_blueprint
+    from api.routes.tables import NumberConverter, tables_blueprint
     from api.settings import Settings
     from api.telemetry import install_metrics
 
     settings = settings or Settings.from_env()
     service = service or build_service(settings)
     app = Flask(__name__)
+    app.url_map.converters["number"] = NumberConverter
     app.config["MAX_CONTENT_LENGTH"] = 256 * 1024
     http_json.install(app)
     app.extensions["cardroom.settings"] = settings

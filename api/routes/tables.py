@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
+from werkzeug.routing import IntegerConverter
 
 from api import jsonio
 from api.errors import ApiError, problem
@@ -16,6 +17,13 @@ from api.settings import Settings
 from api.tables import Idempotency, Outcome, TableService, Viewer, entity_tags, fingerprint
 
 tables_blueprint = Blueprint("tables", __name__)
+
+
+class NumberConverter(IntegerConverter):
+    """A seat or deal number in a path: digits without a leading zero ("03" is no seat)."""
+
+    regex = r"[1-9][0-9]{0,15}"
+
 
 _KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
 _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -191,7 +199,7 @@ def take_seat(table_id: str) -> Response:
     return response
 
 
-@tables_blueprint.delete("/v1/tables/<table_id>/seats/<int:seat>")
+@tables_blueprint.delete("/v1/tables/<table_id>/seats/<number:seat>")
 def leave(table_id: str, seat: int) -> Response:
     """Leave the table (cashed out once any hand the seat is in is settled)."""
     idempotency = _idempotency()
@@ -300,7 +308,7 @@ def event_stream(table_id: str) -> Response:
     return response
 
 
-@tables_blueprint.get("/v1/tables/<table_id>/hands/<int:hand_number>")
+@tables_blueprint.get("/v1/tables/<table_id>/hands/<number:hand_number>")
 def hand_history(table_id: str, hand_number: int) -> Response:
     """One finished deal: events, showdown, pot flow and fairness proof."""
     viewer, _ = _viewer(table_id)

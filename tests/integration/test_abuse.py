@@ -688,6 +688,15 @@ def test_malformed_seats_and_moves_are_refused(unlimited: Gateway, redis_url: st
             "invalid_cursor",
             "Last-Event-ID",
         ),
+        *(
+            (method, f"/v1/tables/{table_id}/{path}", ann, {}, 404, "route_not_found", None)
+            for method, path in (
+                ("DELETE", "seats/01"),
+                ("DELETE", "seats/0"),
+                ("GET", "hands/01"),
+                ("GET", "hands/0"),
+            )
+        ),  # a seat or deal number has no leading zero
         ("GET", "/v1/tables?limit=0", None, {}, 400, "invalid_parameter", "limit"),
         ("GET", "/v1/tables?limit=true", None, {}, 400, "invalid_parameter", "limit"),
         ("GET", "/v1/tables?limit=%2B5", None, {}, 400, "invalid_parameter", "limit"),
