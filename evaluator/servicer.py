@@ -132,12 +132,17 @@ def _wild_rank(request: Any, rules: GameRules) -> int | None:
     return int(request.wild_rank)
 
 
+def _check_cards_per_hand(size: int, given: int, rules: GameRules) -> None:
+    """Refuse `size` (what cards_per_hand, sent as `given`, makes it) unless the game has it."""
+    if size not in rules.sizes:
+        wanted = " or ".join(str(s) for s in rules.sizes)
+        raise RequestError(f"cards_per_hand: {given}, expected {wanted}")
+
+
 def _packed_size(request: pb.EvaluateRequest, rules: GameRules) -> tuple[int, int]:
     """Cards per packed hand and the number of hands, checked against the limits."""
     size = request.cards_per_hand or (rules.sizes[0] if len(rules.sizes) == 1 else 0)
-    if size not in rules.sizes:
-        wanted = " or ".join(str(s) for s in rules.sizes)
-        raise RequestError(f"cards_per_hand: {request.cards_per_hand}, expected {wanted}")
+    _check_cards_per_hand(size, request.cards_per_hand, rules)
     length = len(request.packed_hands)
     if length % size:
         raise RequestError(
@@ -233,9 +238,8 @@ def evaluate(request: pb.EvaluateRequest) -> bytes:
     if request.packed_hands and request.hands:
         raise RequestError("packed_hands: send either packed_hands or hands, not both")
     describe = not request.omit_descriptions
-    if request.cards_per_hand and request.cards_per_hand not in rules.sizes:
-        wanted = " or ".join(str(s) for s in rules.sizes)
-        raise RequestError(f"cards_per_hand: {request.cards_per_hand}, expected {wanted}")
+    if request.cards_per_hand:
+        _check_cards_per_hand(request.cards_per_hand, request.cards_per_hand, rules)
     if request.hands:
         cards = _readable_hands(request.hands, rules, "hands", request.cards_per_hand)
     elif not request.packed_hands:

@@ -112,7 +112,8 @@ Decisions where RULES.md is silent
   than the cap; whatever any payment (ante, loss, wimp) would put above it goes to the
   reserve. At the first deal of a game, if the reserve holds at least what the antes
   would bring (each seat's ante, or its whole stack if smaller), min(reserve, cap)
-  opens the pot and nobody antes. The reserve belongs to the table and stays when players leave.
+  opens the pot and nobody antes. The reserve belongs to the table and stays when
+  players leave.
 - A loser owes the pot as it stood before the winner took it (after the antes of this
   deal); when the ghost is best, the pot as it stands. A payment is the smaller of what
   is owed and the payer's stack.
@@ -125,8 +126,8 @@ Decisions where RULES.md is silent
 - Too few players: when a deal should start and fewer than ``min_players`` seats of a
   running game hold chips, the game is abandoned: the pot is shared out equally among
   its ``playing`` seats that still hold chips (all of them if none does; ``pot_split``
-  reason ``abandoned``), and the seats without chips leave (``out_of_chips``). Then, if at least
-  ``min_players`` seats (waiting ones included) hold chips a new game starts;
+  reason ``abandoned``), and the seats without chips leave (``out_of_chips``). Then, if
+  at least ``min_players`` seats (waiting ones included) hold chips a new game starts;
   otherwise the table goes back to ``waiting`` and needs ``start`` again.
 - Rebuy: allowed while ``rebuy`` is true, for a seat that is not leaving and not dealt
   into the current deal; the amount must be a positive whole number and the stack it
