@@ -46,7 +46,7 @@ from api.errors import (
     wrong_seat,
 )
 from api.evaluator_client import EvaluatorClient
-from api.games import guts, paiute
+from api.games import fairness, guts, paiute
 from api.games.common import (
     FULL_DECK,
     Deck,
@@ -418,7 +418,16 @@ class TableService:
         events = self.store.events_between(
             table_id, history.pop("first_event"), history.pop("last_event")
         )
-        history["events"] = [public_event(item) for item in events if viewer.may_see(item)]
+        visible = [public_event(item) for item in events if viewer.may_see(item)]
+        history["events"] = visible
+        sealed = history.pop("sealed")
+        shown = [{"type": "showdown", "data": history["showdown"] or {}}]
+        seen = fairness.cards_in([*visible, *shown])
+        if history.get("wild_card"):
+            seen.add(history["wild_card"])
+        history["fairness"] = fairness.proof(
+            sealed["deck"], sealed["salt"], seen, reshuffles=sealed["game"] == "paiute"
+        )
         return history
 
     # ------------------------------------------------------------------ changing
@@ -842,12 +851,8 @@ class TableService:
             else None,
             "pot_flow": deal["flow"],
             "wild_card": deal.get("wild_card"),
-            "fairness": {
-                "commitment": deal["commitment"],
-                "deck": list(deal["deck"]),
-                "salt": deal["salt"],
-                "formula": "sha256(','.join(deck) + ':' + salt)",
-            },
+            # sealed: only `hand_history` reads it, to open each reader the cards it saw
+            "sealed": {"deck": list(deal["deck"]), "salt": deal["salt"], "game": state["game"]},
             "first_event": state.get("deal_first_event", 1),
             "last_event": last,
         }

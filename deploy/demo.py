@@ -5,10 +5,11 @@
 Three seats (ann, bo and cy) play through the Python SDK (`api.client`): one creates a
 table, all sit down, the game starts, every seat makes its moves, the deal is watched
 to its settlement by long polls, then the hand history is fetched and its fairness
-proof checked: sha256 of the revealed deck and salt must equal the commitment announced
-when the deal started, and the cards each seat was dealt must be the ones the deck gave
-it, in dealing order. It prints a transcript; exit status 0 when every deal played was
-complete and verified, 1 otherwise (2 when the gateway cannot be reached).
+proof checked: the leaves of the deck must hash to the commitment announced when the
+deal started, and the cards each seat was dealt (opened to it in the history it reads
+with its token) must be the ones the deck gave it, in dealing order. It prints a transcript; exit
+status 0 when every deal played was complete and verified, 1 otherwise (2 when the
+gateway cannot be reached).
 
 Guts: ann always goes in; bo and cy go in when the evaluator's odds give their hand at
 least a 40% chance against two random hands. Paiute: every seat draws from the stock,
@@ -162,19 +163,28 @@ def wait_for_deal_end(
 
 def check_fairness(
     history: HandHistory,
+    own: Mapping[int, HandHistory],
     announced: str,
     dealt: Mapping[int, Sequence[str]],
     say: Say,
 ) -> None:
-    """The SDK's proof check, told in the transcript; DemoError when it fails."""
+    """The SDK's proof check, told in the transcript; DemoError when it fails.
+
+    `history` is read as a spectator, `own` by each seat with its token (the proof
+    opens a seat's cards to that seat only).
+    """
     try:
-        report = verify_fairness(history, announced=announced, dealt=dealt)
+        report = verify_fairness(history, announced=announced)
+        for seat, mine in own.items():
+            verify_fairness(mine, announced=announced, dealt={seat: dealt[seat]})
     except FairnessError as error:
         raise DemoError(str(error)) from None
     digest = report.commitment
-    say(f"  fairness: sha256(deck + ':' + salt) = {digest[:16]}... = the commitment announced")
-    count = sum(len(cards) for cards in dealt.values())
-    say(f"  fairness: the {count} cards dealt are the top of that deck, in dealing order")
+    say(f"  fairness: sha256 of the 52 leaves = {digest[:16]}... = the commitment announced")
+    count = sum(len(dealt[seat]) for seat in own)
+    say(f"  fairness: the {count} cards dealt are at the deck's places in dealing order")
+    opened = len(history.fairness.opened)
+    say(f"  fairness: a spectator sees {opened} cards opened (those shown), 52 - {opened} hidden")
     for check in report.checks:
         say(f"    checked: {check}")
 
@@ -254,7 +264,8 @@ def play_guts(client: Client, say: Say, timeout: float) -> DealReport:
     report.outcome = str(ended.data["outcome"])
     history = client.hand(table_id, hand_number)
     describe_history(history, say)
-    check_fairness(history, announced, dealt, say)
+    own = {seat.number: seat.hand(hand_number) for seat in seats}
+    check_fairness(history, own, announced, dealt, say)
     check_chips(client.table(table_id), names, say)
     leave_table(seats, say)
     report.verified = True
@@ -356,8 +367,9 @@ def play_paiute(client: Client, say: Say, timeout: float) -> DealReport:
     report.outcome = str(ended.data["outcome"])
     history = client.hand(table_id, hand_number)
     describe_history(history, say)
-    check_fairness(history, announced, dealt, say)
-    wild_card = history.fairness.deck[5 * len(seats)]
+    own = {seat.number: seat.hand(hand_number) for seat in seats}
+    check_fairness(history, own, announced, dealt, say)
+    wild_card = history.fairness.cards[5 * len(seats)]
     say(f"  fairness: the wild card {wild_card} is the next card of that deck")
     check_chips(client.table(table_id), names, say)
     leave_table(seats, say)

@@ -36,7 +36,13 @@ from api.client.errors import (
     Unprocessable,
     error_for,
 )
-from api.client.fairness import FairnessReport, dealt_hands, deck_commitment, verify_fairness
+from api.client.fairness import (
+    FairnessReport,
+    dealt_places,
+    deck_commitment,
+    leaf_digest,
+    verify_fairness,
+)
 from api.client.models import (
     ActionResult,
     Deal,
@@ -50,6 +56,7 @@ from api.client.models import (
     LobbyPage,
     MoveAccepted,
     Odds,
+    Opening,
     PaiuteOptions,
     Pending,
     RankedHand,
@@ -87,6 +94,7 @@ __all__ = [
     "MoveAccepted",
     "NotFound",
     "Odds",
+    "Opening",
     "PaiuteOptions",
     "Pending",
     "PreconditionFailed",
@@ -108,9 +116,10 @@ __all__ = [
     "Unavailable",
     "Unprocessable",
     "You",
-    "dealt_hands",
+    "dealt_places",
     "deck_commitment",
     "error_for",
+    "leaf_digest",
     "new_idempotency_key",
     "verify_fairness",
 ]

@@ -1,20 +1,28 @@
 """Check a finished deal's fairness proof from its hand history.
 
 When a deal starts, the table publishes a commitment (in the ``deal_started`` event and
-as ``deal.commitment`` in the table view): ``sha256(",".join(deck) + ":" + salt)`` over
-the 52 cards in dealing order and a secret salt. The hand history reveals the deck and
-salt once the deal is over. `verify_fairness` recomputes the digest, compares it with
-the history's commitment, with the ``deal_started`` event and with the commitment the
-caller saw before the deal (`announced`: the one that matters, since it was fixed
-before anyone acted), and checks that every card it can see came from the right place
-in that deck: hands are dealt one card at a time from the top, from the dealer's left
-to the dealer (the Guts ghost after the dealer in each round); in Paiute the next card
-is the wild card and the one after it starts the discard pile.
+as ``deal.commitment`` in the table view). Each of the 52 places of the shuffled deck
+has a leaf, ``sha256(f"{i}:{card}:{salt_i}")``, that binds its card to its place behind
+a salt of its own, and the commitment is ``sha256(",".join(leaves))``. Once the deal is
+over, the hand history gives all 52 leaves and opens (place, card, salt) only the
+places whose cards the reader saw: the cards shown to everyone and, when read with a
+seat's token, the cards that seat was dealt or drew. The cards nobody was shown stay
+hidden, since a leaf tells nothing of its card without its salt.
+
+`verify_fairness` recomputes the commitment from the leaves and compares it with the
+history's, with the ``deal_started`` event and with the commitment the caller saw before
+the deal (`announced`: the one that matters, since it was fixed before anyone acted);
+recomputes every opened leaf; and checks that every card it can see came from the right
+place: hands are dealt one card at a time from the top, from the dealer's left to the
+dealer (the Guts ghost after the dealer in each round); in Paiute the next card is the
+wild card and the one after it starts the discard pile, and cards drawn from the stock
+come from the places after it, in order, until the first reshuffle.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +30,14 @@ from typing import Any
 from api.client.errors import FairnessError
 from api.client.models import Event, HandHistory
 
-FORMULA = "sha256(','.join(deck) + ':' + salt)"
+FORMULA = (
+    "commitment = sha256(','.join(leaf[i] for i in 0..51));"
+    " leaf[i] = sha256(f'{i}:{card}:{salt_i}')"
+)
 FULL_DECK = frozenset(rank + suit for rank in "23456789TJQKA" for suit in "cdhs")
+DECK_SIZE = 52
 PAIUTE_HAND = 5
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,18 +49,23 @@ class FairnessReport:
     checks: tuple[str, ...]
 
 
-def deck_commitment(deck: Sequence[str], salt: str) -> str:
-    """The commitment of a deck and salt: sha256 hex of ``",".join(deck) + ":" + salt``."""
-    return hashlib.sha256((",".join(deck) + ":" + salt).encode("utf-8")).hexdigest()
+def leaf_digest(position: int, card: str, salt: str) -> str:
+    """The leaf of one place of the deck: sha256 hex of ``f"{position}:{card}:{salt}"``."""
+    return hashlib.sha256(f"{position}:{card}:{salt}".encode()).hexdigest()
 
 
-def dealt_hands(
-    deck: Sequence[str], players: Sequence[int], cards_each: int, ghost: bool = False
-) -> dict[str, list[str]]:
-    """The hands the deck gives, by str(seat) (and "ghost"), one card at a time in turn."""
+def deck_commitment(leaves: Sequence[str]) -> str:
+    """The commitment over the 52 leaves: sha256 hex of them joined by commas."""
+    return hashlib.sha256(",".join(leaves).encode()).hexdigest()
+
+
+def dealt_places(
+    players: Sequence[int], cards_each: int, ghost: bool = False
+) -> dict[str, list[int]]:
+    """The places in the deck each hand is dealt from, by str(seat) (and "ghost")."""
     holders = [str(seat) for seat in players] + (["ghost"] if ghost else [])
     count = len(holders)
-    return {key: list(deck[i : cards_each * count : count]) for i, key in enumerate(holders)}
+    return {key: list(range(i, cards_each * count, count)) for i, key in enumerate(holders)}
 
 
 def _first(events: Sequence[Event], kind: str) -> Event | None:
@@ -68,7 +86,9 @@ def verify_fairness(
 
     `announced` is the commitment seen when the deal started (from the table view's
     ``deal.commitment`` or the ``deal_started`` event); `dealt` maps seats to the cards
-    they were dealt, as their owners saw them (``you.cards`` right after the deal).
+    they were dealt, as their owners saw them (``you.cards`` right after the deal). The
+    proof opens a seat's places only to that seat, so check a seat's cards on the
+    history read with its token.
     """
     proof = history.fairness
     checks: list[str] = []
@@ -79,14 +99,13 @@ def verify_fairness(
 
     if proof.formula and proof.formula != FORMULA:
         raise fail(f"unknown formula {proof.formula!r}")
-    deck = list(proof.deck)
-    if len(deck) != len(FULL_DECK) or set(deck) != FULL_DECK:
-        raise fail(f"the revealed deck is not the 52 cards once each ({len(set(deck))} distinct)")
-    checks.append("the revealed deck holds each of the 52 cards once")
-    digest = deck_commitment(deck, proof.salt)
+    leaves = list(proof.leaves)
+    if len(leaves) != DECK_SIZE or not all(_DIGEST.fullmatch(item) for item in leaves):
+        raise fail(f"the proof holds {len(leaves)} leaves, not 52 sha256 digests")
+    digest = deck_commitment(leaves)
     if digest != proof.commitment:
-        raise fail(f"sha256(deck + ':' + salt) is {digest}, the history says {proof.commitment}")
-    checks.append("sha256(deck + ':' + salt) equals the history's commitment")
+        raise fail(f"sha256 of the leaves is {digest}, the history says {proof.commitment}")
+    checks.append("sha256 of the 52 leaves equals the history's commitment")
     started = _first(history.events, "deal_started")
     if started is not None:
         published = started.data.get("commitment")
@@ -97,6 +116,19 @@ def verify_fairness(
         if announced != digest:
             raise fail(f"the commitment announced before the deal was {announced}, not {digest}")
         checks.append("it is the commitment announced before the deal")
+    opened: dict[int, str] = {}
+    for opening in proof.opened:
+        place, card = opening.position, opening.card
+        if place in opened or not 0 <= place < DECK_SIZE:
+            raise fail(f"place {place} is opened twice or is no place of the deck")
+        if card not in FULL_DECK:
+            raise fail(f"place {place} opens {card!r}, which is no card")
+        if leaf_digest(place, card, opening.salt) != leaves[place]:
+            raise fail(f"the opening of place {place} ({card}) is not its leaf")
+        opened[place] = card
+    if len(set(opened.values())) != len(opened):
+        raise fail("a card is opened at two places")
+    checks.append(f"the {len(opened)} opened place(s) match their leaves, no card twice")
     if started is None:
         if dealt:
             raise fail("the history has no deal_started event to tell the dealing order")
@@ -105,13 +137,19 @@ def verify_fairness(
     guts = "cards" in started.data
     cards_each = int(started.data["cards"]) if guts else PAIUTE_HAND
     ghost = bool(started.data.get("ghost", False))
-    hands = dealt_hands(deck, players, cards_each, ghost)
-    dealt_count = cards_each * len(hands)
+    places = dealt_places(players, cards_each, ghost)
+    dealt_count = cards_each * len(places)
+
+    def at(place: int, what: str) -> str:
+        card = opened.get(place)
+        if card is None:
+            raise fail(f"the proof does not open place {place} ({what}) to this reader")
+        return card
 
     def check_hand(key: str, cards: Sequence[str], whose: str) -> None:
-        expected = hands.get(key)
-        if expected is None:
+        if key not in places:
             raise fail(f"{whose} holds {list(cards)} but was not dealt in")
+        expected = [at(place, whose) for place in places[key]]
         if not _same_cards(cards, expected):
             raise fail(f"{whose} holds {list(cards)}, the deck dealt it {expected}")
 
@@ -130,19 +168,40 @@ def verify_fairness(
             check_hand(key, cards, f"the hand shown for {key}")
         if shown:
             checks.append(f"the {len(shown)} hand(s) shown at the showdown match the deck")
-    else:
-        wild = deck[dealt_count]
-        for where, card in (
-            ("the history's wild card", history.wild_card),
-            ("the wild_card event", _data(history.events, "wild_card", "card")),
-        ):
-            if card is not None and card != wild:
-                raise fail(f"{where} is {card}, the deck's next card is {wild}")
-        starter = _data(history.events, "discard_started", "card")
-        if starter is not None and starter != deck[dealt_count + 1]:
-            raise fail(f"the discard pile started with {starter}, not {deck[dealt_count + 1]}")
-        checks.append(f"the wild card {wild} and the first discard follow the dealt cards")
+        return FairnessReport(number, digest, tuple(checks))
+    wild = at(dealt_count, "the wild card")
+    for where, named in (
+        ("the history's wild card", history.wild_card),
+        ("the wild_card event", _data(history.events, "wild_card", "card")),
+    ):
+        if named is not None and named != wild:
+            raise fail(f"{where} is {named}, the deck's next card is {wild}")
+    starter = _data(history.events, "discard_started", "card")
+    if starter is not None and starter != at(dealt_count + 1, "the first discard"):
+        raise fail(f"the discard pile started with {starter}, not {opened[dealt_count + 1]}")
+    checks.append(f"the wild card {wild} and the first discard follow the dealt cards")
+    drawn = _stock_draws(history.events)
+    for offset, (seat, drew) in enumerate(drawn):
+        place = dealt_count + 2 + offset
+        if drew is not None and drew != at(place, f"seat {seat}'s draw"):
+            raise fail(f"seat {seat} drew {drew}, the stock's card was {opened[place]}")
+    known = sum(1 for _, drew in drawn if drew is not None)
+    if known:
+        checks.append(f"the {known} card(s) drawn from the stock seen here come from it in order")
     return FairnessReport(number, digest, tuple(checks))
+
+
+def _stock_draws(events: Sequence[Event]) -> list[tuple[int, str | None]]:
+    """Paiute: each draw from the stock before the first reshuffle, and its card if seen."""
+    draws: list[tuple[int, str | None]] = []
+    for item in events:
+        if item.type == "reshuffled":
+            break
+        if item.type == "drew" and item.data.get("source") == "stock":
+            draws.append((int(item.data["seat"]), None))
+        elif item.type == "drew_card" and draws and draws[-1][0] == item.data.get("seat"):
+            draws[-1] = (draws[-1][0], str(item.data["card"]))
+    return draws
 
 
 def _data(events: Sequence[Event], kind: str, key: str) -> Any:

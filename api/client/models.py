@@ -416,13 +416,32 @@ class MoveAccepted:
 
 
 @dataclass(frozen=True, slots=True)
+class Opening:
+    """One opened place of the deck: its card and the salt that hid it."""
+
+    position: int
+    card: str
+    salt: str
+
+
+@dataclass(frozen=True, slots=True)
 class Fairness:
-    """The proof: sha256(','.join(deck) + ':' + salt) must equal `commitment`."""
+    """The proof: the 52 `leaves` hash to `commitment`; each opening hashes to its leaf.
+
+    `opened` holds the places whose cards the reader saw during the deal (see
+    `api.client.fairness`); Paiute histories also give the `reshuffle_key`.
+    """
 
     commitment: str
-    deck: tuple[str, ...]
-    salt: str
+    leaves: tuple[str, ...]
+    opened: tuple[Opening, ...]
     formula: str
+    reshuffle_key: str | None = None
+
+    @property
+    def cards(self) -> dict[int, str]:
+        """The opened cards by their place in the deck (0 is the top)."""
+        return {item.position: item.card for item in self.opened}
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,9 +475,13 @@ class HandHistory:
             pot_flow=list(body.get("pot_flow") or ()),
             fairness=Fairness(
                 str(proof["commitment"]),
-                tuple(proof["deck"]),
-                str(proof["salt"]),
+                tuple(str(item) for item in proof["leaves"]),
+                tuple(
+                    Opening(int(item["position"]), str(item["card"]), str(item["salt"]))
+                    for item in proof["opened"]
+                ),
                 str(proof.get("formula", "")),
+                proof.get("reshuffle_key"),
             ),
             wild_card=body.get("wild_card"),
             raw=dict(body),

@@ -44,7 +44,6 @@ Every illegal move raises `RuleError` with a stable machine `code`, a full-sente
 from __future__ import annotations
 
 import copy
-import hashlib
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -76,7 +75,7 @@ class RuleError(Exception):
 
 @dataclass(frozen=True)
 class Deck:
-    """A shuffled 52-card pack and the secret salt of its fairness commitment."""
+    """A shuffled 52-card pack and the deal's secret (`api.games.fairness`)."""
 
     cards: tuple[str, ...]
     salt: str
@@ -89,19 +88,6 @@ class Ranked:
     strength: int
     category: str
     description: str
-
-
-def commitment(deck: Deck) -> str:
-    """Return sha256 hex of the UTF-8 text `",".join(cards) + ":" + salt`.
-
-    The commitment is published when the deal starts and the deck and salt only after
-    the deal has ended, so anyone can check by hand that the deal was fixed in advance:
-    join the 52 card texts in dealing order with commas (no spaces), append a colon and
-    the salt, and take the SHA-256 digest of those bytes as 64 lowercase hex digits,
-    e.g. ``printf '%s' 'Ah,Kd,...,2c:9f3a' | sha256sum``.
-    """
-    text = ",".join(deck.cards) + ":" + deck.salt
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def verify_deck(deck: object) -> Deck:

@@ -76,7 +76,8 @@ Events (``data`` fields; all public unless marked private)
 Every chip movement is in one of ``seated``, ``rebought``, ``cashed_out``,
 ``reserve_opened``, ``ante``, ``pot_won``, ``pot_split``, ``paid``, ``wimp_paid``.
 The deck and salt never appear in events or views: `finished_deal` hands them to the
-hand history once the deal is over.
+hand history once the deal is over, whose fairness proof opens to each reader only the
+cards it saw (`api.games.fairness`).
 
 Decisions where RULES.md is silent
 ----------------------------------
@@ -145,14 +146,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from api.games import table
+from api.games import fairness, table
 from api.games.common import (
     Deck,
     Event,
     Ranked,
     RuleError,
     Transition,
-    commitment,
     copy_state,
     display_name,
     event,
@@ -575,7 +575,7 @@ def _deal(state: State, now: float, deck: Deck, new_game: bool, events: list[Eve
         "number": state["hand_number"],
         "game_number": state["game_number"],
         "dealer": dealer,
-        "commitment": commitment(deck),
+        "commitment": fairness.commitment(deck.cards, deck.salt),
         "deck": list(deck.cards),
         "salt": deck.salt,
         "players": order,

@@ -44,11 +44,13 @@ the best strength wins; equal best split the pot, odd chips to the first winners
 the dealer's left.
 
 Reshuffling: when a seat must draw from an empty stock, the discard pile but its top card
-becomes the new stock, in the order of ``sha256(salt + ":" + str(n) + ":" + card)`` as
-lowercase hex, ascending, for the deal's n-th reshuffle (n = 1, 2, ...). Nobody can
-foresee that order while the salt is secret, and anyone can recompute it from the deck
-and salt that the hand history reveals. When the stock runs out after ``max_reshuffles``
-reshuffles and nobody has called, the deal is void: nobody wins, the pot carries.
+becomes the new stock, in the order of ``sha256(key + ":" + str(n) + ":" + card)`` as
+lowercase hex, ascending, for the deal's n-th reshuffle (n = 1, 2, ...), where ``key`` is
+`fairness.reshuffle_key` of the deal's secret salt. Nobody can foresee that order while
+the key is secret, and anyone can recompute it from the key that the hand history
+publishes (the reshuffled cards were all discarded face up). When the stock runs out
+after ``max_reshuffles`` reshuffles and nobody has called, the deal is void: nobody
+wins, the pot carries.
 
 Options (`validate_options`): ``ante`` (1), ``turn_seconds`` (30, 1..3600),
 ``max_reshuffles`` (2, 0..10), ``deal_pause_seconds`` (3, 0..60), ``min_players`` (2) and
@@ -113,7 +115,8 @@ Events (``data`` fields; all public unless marked private)
 Every chip movement is in ``seated``, ``rebought``, ``cashed_out``, ``ante``,
 ``pot_won`` or ``pot_split``. The stock's order never appears in events or views, nor
 does a card drawn from the stock except to its drawer; the deck and salt reach the hand
-history through `finished_deal` once the deal is over.
+history through `finished_deal` once the deal is over, where the fairness proof opens to
+each reader only the cards it saw (`api.games.fairness`).
 
 Decisions where RULES.md is silent
 ----------------------------------
@@ -148,7 +151,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from api.games import guts, table
+from api.games import fairness, guts, table
 from api.games.common import (
     RANKS,
     Deck,
@@ -156,7 +159,6 @@ from api.games.common import (
     Ranked,
     RuleError,
     Transition,
-    commitment,
     copy_state,
     event,
     verify_deck,
@@ -397,7 +399,7 @@ def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
         "players": order,
         "player_ids": {key: record["player_id"] for key, record in records.items()},
         "names": {key: record["name"] for key, record in records.items()},
-        "commitment": commitment(deck),
+        "commitment": fairness.commitment(deck.cards, deck.salt),
         "deck": cards,
         "salt": deck.salt,
         # Card i of the deck goes to the i-th seat of the dealing order, round after round.
@@ -724,20 +726,25 @@ def _take_card(state: State, seat: int, source: str, now: float, events: list[Ev
     return True
 
 
-def reshuffle_order(cards: Sequence[str], salt: str, number: int) -> list[str]:
-    """Return `cards` in the order of the deal's `number`-th reshuffle (see the docstring)."""
+def reshuffle_order(cards: Sequence[str], key: str, number: int) -> list[str]:
+    """Return `cards` in the order of the deal's `number`-th reshuffle (see the docstring).
 
-    def key(card: str) -> str:
-        return hashlib.sha256(f"{salt}:{number}:{card}".encode()).hexdigest()
+    `key` is the deal's `fairness.reshuffle_key`.
+    """
 
-    return sorted(cards, key=key)
+    def place(card: str) -> str:
+        return hashlib.sha256(f"{key}:{number}:{card}".encode()).hexdigest()
+
+    return sorted(cards, key=place)
 
 
 def _reshuffle(state: State, events: list[Event]) -> None:
     deal = state["deal"]
     pile: list[str] = deal["discard_pile"]
     deal["reshuffles"] += 1
-    deal["stock"] = reshuffle_order(pile[:-1], deal["salt"], deal["reshuffles"])
+    deal["stock"] = reshuffle_order(
+        pile[:-1], fairness.reshuffle_key(deal["salt"]), deal["reshuffles"]
+    )
     deal["discard_pile"] = pile[-1:]
     events.append(event("reshuffled", {"number": deal["reshuffles"], "stock": len(deal["stock"])}))
 

@@ -41,9 +41,10 @@ from api.client import (
     Unprocessable,
     deck_commitment,
     error_for,
+    leaf_digest,
     verify_fairness,
 )
-from api.client.models import Fairness, HandHistory
+from api.client.models import Fairness, HandHistory, Opening
 from deploy.demo import choose_discard
 from evaluator.server import EvaluatorServer, create_server
 from tests.conftest import RedisProcess, free_port
@@ -163,10 +164,16 @@ def test_a_whole_guts_deal_through_the_sdk(client: Client) -> None:
     history = client.hand(table.id, view.hand_number)
     assert history.showdown is not None
     assert set(history.showdown["hands"]) == {"1", "2"}
-    report = verify_fairness(history, announced=announced, dealt=dealt)
+    shown = {seat: dealt[seat] for seat in (1, 2)}
+    report = verify_fairness(history, announced=announced, dealt=shown)
     assert report.commitment == announced
     assert any("announced" in check for check in report.checks)
     assert any("2 hand(s) shown" in check for check in report.checks)
+    # the hand that went out is opened to its own seat only
+    assert not set(dealt[3]) & set(history.fairness.cards.values())
+    with pytest.raises(FairnessError, match="does not open"):
+        verify_fairness(history, dealt={3: dealt[3]})
+    assert verify_fairness(seats[2].hand(view.hand_number), dealt={3: dealt[3]})
     own = seats[0].hand(view.hand_number)
     assert any(item.type == "cards_dealt" and item.private for item in own.events)
     assert client.verify_hand(table.id, view.hand_number, seat=seats[0], announced=announced)
@@ -244,9 +251,10 @@ def test_a_whole_paiute_deal_through_the_sdk(client: Client) -> None:
     ended, _ = deal_end(client, table.id, 0, view.hand_number)
     assert ended.data["outcome"] in ("won", "split", "void")
     assert ("call" in moves) == (ended.data["outcome"] != "void")
-    history = client.hand(table.id, view.hand_number)
-    report = verify_fairness(history, announced=announced, dealt=dealt)
-    assert any("wild card" in check for check in report.checks)
+    for number, seat in seats.items():
+        history = seat.hand(view.hand_number)
+        report = verify_fairness(history, announced=announced, dealt={number: dealt[number]})
+        assert any("wild card" in check for check in report.checks)
 
 
 # ---------------------------------------------------------------- server-sent events
@@ -348,58 +356,100 @@ def test_a_tampered_history_fails_the_fairness_check(client: Client) -> None:
     announced = deal.commitment
     dealt = {ann.number: cards_of(ann)}
     ann.declare("in")
-    bo.declare("in")
+    bo.declare("out")
     deal_end(client, table.id, 0, 1)
     history = ann.hand(1)
     verify_fairness(history, announced=announced, dealt=dealt)
     proof = history.fairness
-    deck = list(proof.deck)
+    leaves = list(proof.leaves)
+    first = proof.opened[0]
 
     def tampered(**changes: Any) -> HandHistory:
         return replace(history, fairness=replace(proof, **changes))
 
     with pytest.raises(FairnessError, match="history says"):
-        verify_fairness(tampered(deck=(deck[1], deck[0], *deck[2:])))
-    with pytest.raises(FairnessError, match="history says"):
-        verify_fairness(tampered(salt=proof.salt + "0"))
-    with pytest.raises(FairnessError, match="52 cards"):
-        verify_fairness(tampered(deck=(deck[0], *deck[:-1])))
+        verify_fairness(tampered(leaves=(leaves[1], leaves[0], *leaves[2:])))
+    with pytest.raises(FairnessError, match="52 sha256"):
+        verify_fairness(tampered(leaves=tuple(leaves[:-1])))
     with pytest.raises(FairnessError, match="announced"):
         verify_fairness(history, announced="0" * 64)
-    forged = (deck[1], deck[0], *deck[2:])
-    rehashed = tampered(deck=forged, commitment=deck_commitment(forged, proof.salt))
+    with pytest.raises(FairnessError, match="is not its leaf"):
+        verify_fairness(tampered(opened=(replace(first, salt=first.salt + "0"), *proof.opened[1:])))
+    # another card opened at a place: its leaf must be forged, and the commitment with it
+    cards = (rank + suit for rank in "23456789TJQKA" for suit in "cdhs")
+    other = next(card for card in cards if card not in proof.cards.values())
+    forged_leaves = list(leaves)
+    forged_leaves[first.position] = leaf_digest(first.position, other, first.salt)
+    forged = tampered(
+        leaves=tuple(forged_leaves),
+        opened=(replace(first, card=other), *proof.opened[1:]),
+        commitment=deck_commitment(forged_leaves),
+    )
     with pytest.raises(FairnessError, match="deal_started"):
-        verify_fairness(rehashed)
-    other = dealt[ann.number]
-    wrong = {ann.number: (deck[51], *other[1:])}
+        verify_fairness(forged)
+    # one card at two places: caught even with the leaves and commitment forged to fit
+    second = proof.opened[1]
+    duplicated = list(leaves)
+    duplicated[second.position] = leaf_digest(second.position, first.card, second.salt)
+    twice = tampered(
+        leaves=tuple(duplicated),
+        commitment=deck_commitment(duplicated),
+        opened=(first, replace(second, card=first.card)),
+    )
+    with pytest.raises(FairnessError, match="opened at two places"):
+        verify_fairness(replace(twice, events=[]))
+    wrong = {ann.number: (other, *dealt[ann.number][1:])}
     with pytest.raises(FairnessError, match="deck dealt it"):
         verify_fairness(history, dealt=wrong)
+    # bo went out: ann's history does not open bo's hand, and says so
+    with pytest.raises(FairnessError, match="does not open"):
+        verify_fairness(history, dealt={bo.number: cards_of(bo)})
+
+
+def synthetic_history(events: list[Event], opened: range) -> HandHistory:
+    """A Paiute history over the unshuffled deck, with the places `opened` opened."""
+    deck = tuple(rank + suit for rank in "23456789TJQKA" for suit in "cdhs")
+    salts = [f"{i:032x}" for i in range(52)]
+    leaves = [leaf_digest(i, card, salts[i]) for i, card in enumerate(deck)]
+    commitment = deck_commitment(leaves)
+    started = Event(1, "deal_started", {"commitment": commitment, "players": [2, 1]}, 0.0, 1)
+    proof = Fairness(
+        commitment, tuple(leaves), tuple(Opening(i, deck[i], salts[i]) for i in opened), ""
+    )
+    return HandHistory("t", 1, 1, 1, "void", [started, *events], None, [], proof, None, {})
 
 
 def test_a_paiute_wild_card_that_is_not_the_decks_next_card_fails() -> None:
     deck = tuple(rank + suit for rank in "23456789TJQKA" for suit in "cdhs")
-    commitment = deck_commitment(deck, "ab")
-    started = Event(1, "deal_started", {"commitment": commitment, "players": [2, 1]}, 0.0, 1)
     wild = Event(2, "wild_card", {"card": deck[10], "rank": 4}, 0.0, 1)
-    history = HandHistory(
-        "t",
-        1,
-        1,
-        1,
-        "void",
-        [started, wild],
-        None,
-        [],
-        Fairness(commitment, deck, "ab", ""),
-        None,
-        {},
-    )
+    history = synthetic_history([wild], range(12))
     report = verify_fairness(history, dealt={2: deck[0:10:2], 1: deck[1:10:2]})
-    assert report.commitment == commitment
+    assert report.commitment == history.fairness.commitment
     with pytest.raises(FairnessError, match="wild"):
         verify_fairness(replace(history, wild_card=deck[11]))
     with pytest.raises(FairnessError, match="deck dealt it"):
         verify_fairness(history, dealt={2: deck[1:10:2]})
+
+
+def test_paiute_draws_from_the_stock_come_from_it_in_order() -> None:
+    deck = tuple(rank + suit for rank in "23456789TJQKA" for suit in "cdhs")
+
+    def draw(seat: int, card: str | None) -> list[Event]:
+        drew = [Event(3, "drew", {"seat": seat, "source": "stock"}, 0.0, 1)]
+        return drew + (
+            [Event(4, "drew_card", {"seat": seat, "card": card}, 0.0, 1)] if card else []
+        )
+
+    # seat 2 drew places 12 and 14; seat 1's draw (place 13) was not shown to this reader
+    fair = synthetic_history([*draw(2, deck[12]), *draw(1, None), *draw(2, deck[14])], range(15))
+    report = verify_fairness(fair)
+    assert any("2 card(s) drawn from the stock" in check for check in report.checks)
+    unfair = synthetic_history([*draw(2, deck[12]), *draw(2, deck[14])], range(15))
+    with pytest.raises(FairnessError, match="the stock's card was"):
+        verify_fairness(unfair)
+    # after a reshuffle the stock is in the reshuffle's order, no longer checked by place
+    reshuffled = Event(5, "reshuffled", {"number": 1, "stock": 3}, 0.0, 1)
+    assert verify_fairness(synthetic_history([reshuffled, *draw(2, deck[30])], range(12)))
 
 
 # ---------------------------------------------------------------- errors

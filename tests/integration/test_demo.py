@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections.abc import Iterator
@@ -12,9 +11,9 @@ import pytest
 from werkzeug.serving import make_server
 
 from api import create_app
-from api.client import Client, Event, Table
+from api.client import Client, Event, Table, deck_commitment, leaf_digest
 from api.client.errors import from_problem
-from api.client.models import Fairness, HandHistory
+from api.client.models import Fairness, HandHistory, Opening
 from deploy import demo
 from tests.conftest import free_port
 from tests.integration.conftest import gateway_settings
@@ -50,14 +49,14 @@ def test_the_demo_plays_complete_deals(gateway_url: str) -> None:
     assert "declarations_revealed:" in guts
     assert re.search(r"deal_ended: outcome (won|uncontested|split|nobody_in)", guts)
     assert "= the commitment announced" in guts
-    assert "the 9 cards dealt are the top of that deck" in guts
+    assert "the 9 cards dealt are at the deck's places in dealing order" in guts
     assert "chips: 300 on the table = 300 bought in" in guts
     assert re.search(r"Guts deal 1 complete: \w+, fairness verified\.", guts)
     paiute = transcript[transcript.index("== Paiute") :]
     if "Paiute: skipped" in paiute:
         assert "422 unsupported_game" in paiute
     else:
-        assert "the 15 cards dealt are the top of that deck" in paiute
+        assert "the 15 cards dealt are at the deck's places in dealing order" in paiute
         assert re.search(r"Paiute deal 1 complete: \w+, fairness verified\.", paiute)
     assert transcript.splitlines()[-1].startswith("summary: guts: deal 1 ")
 
@@ -71,21 +70,30 @@ def test_the_demo_says_when_no_gateway_answers() -> None:
 
 def test_a_forged_fairness_proof_is_caught() -> None:
     deck = tuple(rank + suit for rank in "23456789TJQKA" for suit in "cdhs")
-    commitment = hashlib.sha256((",".join(deck) + ":ab").encode()).hexdigest()
+    salts = [f"{i:032x}" for i in range(52)]
+    leaves = tuple(leaf_digest(i, card, salts[i]) for i, card in enumerate(deck))
+    commitment = deck_commitment(leaves)
     started = Event(
         1, "deal_started", {"commitment": commitment, "players": [1, 2], "cards": 2}, 0, 1
     )
-    history = HandHistory(
-        "t", 1, 1, 2, "won", [started], None, [], Fairness(commitment, deck, "ab", ""), None, {}
-    )
+
+    def history(*places: int) -> HandHistory:
+        opened = tuple(Opening(i, deck[i], salts[i]) for i in places)
+        proof = Fairness(commitment, leaves, opened, "")
+        return HandHistory("t", 1, 1, 2, "won", [started], None, [], proof, None, {})
+
     dealt = {1: deck[0:4:2], 2: deck[1:4:2]}
+    own = {1: history(0, 2), 2: history(1, 3)}
     lines: list[str] = []
-    demo.check_fairness(history, commitment, dealt, lines.append)
-    assert "  fairness: the 4 cards dealt are the top of that deck, in dealing order" in lines
+    demo.check_fairness(history(), own, commitment, dealt, lines.append)
+    assert "  fairness: the 4 cards dealt are at the deck's places in dealing order" in lines
     with pytest.raises(demo.DemoError, match="FAILED"):
-        demo.check_fairness(history, "0" * 64, dealt, lambda _: None)
+        demo.check_fairness(history(), own, "0" * 64, dealt, lambda _: None)
+    wrong = {1: ("Ah", "Kh"), 2: deck[1:4:2]}
     with pytest.raises(demo.DemoError, match="deck dealt it"):
-        demo.check_fairness(history, commitment, {1: ("Ah", "Kh"), 2: deck[:2]}, lambda _: None)
+        demo.check_fairness(history(), own, commitment, wrong, lambda _: None)
+    with pytest.raises(demo.DemoError, match="does not open"):
+        demo.check_fairness(history(), {1: history(1, 3)}, commitment, dealt, lambda _: None)
 
 
 def test_paiute_is_skipped_when_the_gateway_has_no_paiute_tables() -> None:

@@ -407,29 +407,62 @@ def test_showdown_losers_pay_the_pot(gateway: Gateway) -> None:
         assert table["pot"] == 2
 
 
+def opened_cards(proof: dict[str, Any], commitment: str) -> dict[int, str]:
+    """Check a history's proof as any reader can; the cards it opens, by deck position."""
+    leaves = proof["leaves"]
+    assert len(leaves) == 52
+    assert hashlib.sha256(",".join(leaves).encode()).hexdigest() == proof["commitment"]
+    assert proof["commitment"] == commitment
+    for item in proof["opened"]:
+        text = f"{item['position']}:{item['card']}:{item['salt']}"
+        assert hashlib.sha256(text.encode()).hexdigest() == leaves[item["position"]]
+    return {item["position"]: item["card"] for item in proof["opened"]}
+
+
 def test_hand_history_and_fairness_proof(gateway: Gateway) -> None:
-    table_id, (alice, bob) = start_deal(gateway)
+    table_id, (alice, bob, carol) = start_deal(gateway, players=3)
     commitment = gateway.table(table_id)["deal"]["commitment"]
-    cards = {p.seat: gateway.table(table_id, p)["you"]["cards"] for p in (alice, bob)}
+    cards = {p.seat: gateway.table(table_id, p)["you"]["cards"] for p in (alice, bob, carol)}
     problem(gateway.call("GET", f"/v1/tables/{table_id}/hands/1"), 404, "hand_not_found")
     gateway.act(table_id, alice, action="declare", choice="in")
     gateway.act(table_id, bob, action="declare", choice="in")
+    gateway.act(table_id, carol, action="declare", choice="out")
     history = gateway.call("GET", f"/v1/tables/{table_id}/hands/1").get_json()
-    proof = history["fairness"]
-    text = ",".join(proof["deck"]) + ":" + proof["salt"]
-    assert hashlib.sha256(text.encode()).hexdigest() == proof["commitment"] == commitment
-    dealt = set(proof["deck"][: 2 * 3])
-    assert set(cards[alice.seat]) | set(cards[bob.seat]) == dealt
+    shown = set(cards[alice.seat]) | set(cards[bob.seat])
+    # Everyone sees the hands shown at the showdown opened, never the hand that went out.
+    assert set(opened_cards(history["fairness"], commitment).values()) == shown
     assert history["showdown"]["hands"][str(alice.seat)]["cards"] == cards[alice.seat]
     types = [e["type"] for e in history["events"]]
     assert types[0] == "deal_started"
     assert types[-1] == "deal_ended"
     assert "cards_dealt" not in types  # spectators do not see private deals
-    mine = gateway.call("GET", f"/v1/tables/{table_id}/hands/1", alice).get_json()
+    mine = gateway.call("GET", f"/v1/tables/{table_id}/hands/1", carol).get_json()
     assert [e["data"]["cards"] for e in mine["events"] if e["type"] == "cards_dealt"] == [
-        cards[alice.seat]
+        cards[carol.seat]
     ]
+    # Its own seat sees its hand opened too, at the places the dealing order gives it.
+    opened = opened_cards(mine["fairness"], commitment)
+    assert set(opened.values()) == shown | set(cards[carol.seat])
+    order = history["events"][0]["data"]["players"]
+    places = range(order.index(carol.seat), 9, 3)
+    assert [opened[i] for i in places] == cards[carol.seat]
     assert history["pot_flow"]
+
+
+def test_a_hand_that_wins_without_showing_stays_hidden(gateway: Gateway) -> None:
+    table_id, (alice, bob) = start_deal(gateway)
+    commitment = gateway.table(table_id)["deal"]["commitment"]
+    cards = {p.seat: gateway.table(table_id, p)["you"]["cards"] for p in (alice, bob)}
+    gateway.act(table_id, alice, action="declare", choice="in")
+    gateway.act(table_id, bob, action="declare", choice="out")
+    path = f"/v1/tables/{table_id}/hands/1"
+    spectator = gateway.call("GET", path).get_json()
+    assert spectator["outcome"] == "uncontested"
+    assert opened_cards(spectator["fairness"], commitment) == {}
+    for player, other in ((alice, bob), (bob, alice)):
+        seen = opened_cards(gateway.call("GET", path, player).get_json()["fairness"], commitment)
+        assert sorted(seen.values()) == sorted(cards[player.seat])
+        assert not set(seen.values()) & set(cards[other.seat])
 
 
 def test_deals_follow_by_themselves_and_the_dealer_moves(gateway: Gateway) -> None:

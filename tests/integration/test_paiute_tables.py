@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +19,7 @@ from tests.integration.play import (
     seeded_decks,
     wait_for,
 )
+from tests.integration.test_guts_tables import opened_cards
 from tests.integration.transcript import Transcript
 
 
@@ -155,10 +155,14 @@ def test_a_deal_with_a_call_last_turns_and_a_showdown(rigged: tuple[Gateway, Dec
     assert showdown[str(two.seat)]["category"] == "FIVE_OF_A_KIND"
     assert showdown[str(three.seat)]["category"] == "STRAIGHT_FLUSH"
     history = gateway.call("GET", f"/v1/tables/{table_id}/hands/1").get_json()
-    proof = history["fairness"]
-    digest = hashlib.sha256((",".join(proof["deck"]) + ":" + proof["salt"]).encode())
-    assert digest.hexdigest() == proof["commitment"]
+    commitment = history["events"][0]["data"]["commitment"]
+    seen = set(opened_cards(history["fairness"], commitment).values())
+    # the wild card, the discards and the laid-down hands; never the dealer's kept cards
+    assert seen == {"7h", "Td", *KINGS, "7c", *HEARTS, "7d", "As"}
     assert history["wild_card"] == "7h"
+    mine = gateway.call("GET", f"/v1/tables/{table_id}/hands/1", one).get_json()
+    assert set(opened_cards(mine["fairness"], commitment).values()) == seen | set(DEALER)
+    assert len(history["fairness"]["reshuffle_key"]) == 32
     for viewer in (one, two, three, None):
         transcript.call(viewer, "GET", f"/v1/tables/{table_id}/events")
         transcript.call(viewer, "GET", f"/v1/tables/{table_id}/hands/1")

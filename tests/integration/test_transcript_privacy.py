@@ -4,8 +4,8 @@ Whole games are played through the HTTP API while every body each participant
 receives is recorded: table views, move results, errors, event pages (long-polled),
 server-sent events and hand histories. The server's own state tells, for each deal,
 which cards each seat held and which were shown; then every recorded string that is
-a card text is checked against what its receiver may see for the deal it belongs to.
-The one exception is a finished deal's fairness proof, which reveals the deck.
+a card text is checked against what its receiver may see for the deal it belongs to,
+the fairness proofs of hand histories included: they open only those cards.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 The rule, for either game: a body received by a viewer while deal n was the table's
 deal may hold only cards that, by then, had been public in deal n (in an event every
-one may see) or had been shown to that viewer privately in deal n. A finished deal's
-fairness proof, which reveals the deck, is the one exception. The server's own event
-log (read straight from Redis, audiences included) is the source of truth.
+one may see) or had been shown to that viewer privately in deal n; a finished deal's
+fairness proof opens no other card. The server's own event log (read straight from
+Redis, audiences included) is the source of truth.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ CARDS = {rank + suit for rank in "23456789TJQKA" for suit in "cdhs"}
 
 
 def card_strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON value that is a card text, the fairness proof skipped."""
+    """Every string in a JSON value that is a card text."""
     if isinstance(value, str):
         if value in CARDS:
             yield value
@@ -29,9 +29,8 @@ def card_strings(value: Any) -> Iterator[str]:
         for item in value:
             yield from card_strings(item)
     elif isinstance(value, dict):
-        for key, item in value.items():
-            if key != "fairness":
-                yield from card_strings(item)
+        for item in value.values():
+            yield from card_strings(item)
 
 
 def own_deal(body: Any, default: int) -> int:
