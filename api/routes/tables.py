@@ -310,6 +310,10 @@ def event_stream(table_id: str) -> Response:
 
 @tables_blueprint.get("/v1/tables/<table_id>/hands/<number:hand_number>")
 def hand_history(table_id: str, hand_number: int) -> Response:
-    """One finished deal: events, showdown, pot flow and fairness proof."""
+    """One finished deal: events, showdown, pot flow and fairness proof, as the caller
+    may see them (a seat's own cards only with its token): never kept by a shared cache."""
     viewer, _ = _viewer(table_id)
-    return jsonify(_service().hand_history(table_id, hand_number, viewer))
+    response = jsonify(_service().hand_history(table_id, hand_number, viewer))
+    response.headers["Cache-Control"] = "private, no-cache"
+    response.headers["Vary"] = "Authorization"
+    return response

@@ -436,7 +436,10 @@ def test_hand_history_and_fairness_proof(gateway: Gateway) -> None:
     assert types[0] == "deal_started"
     assert types[-1] == "deal_ended"
     assert "cards_dealt" not in types  # spectators do not see private deals
-    mine = gateway.call("GET", f"/v1/tables/{table_id}/hands/1", carol).get_json()
+    read = gateway.call("GET", f"/v1/tables/{table_id}/hands/1", carol)
+    assert read.headers["Cache-Control"] == "private, no-cache"
+    assert read.headers["Vary"] == "Authorization"
+    mine = read.get_json()
     assert [e["data"]["cards"] for e in mine["events"] if e["type"] == "cards_dealt"] == [
         cards[carol.seat]
     ]
