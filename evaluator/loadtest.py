@@ -30,9 +30,14 @@ GAMES = {"guts2": (pb.GUTS_2, 2), "guts3": (pb.GUTS_3, 3), "paiute": (pb.PAIUTE,
 _DISTINCT_REQUESTS = 64
 
 
-def random_hands(count: int, size: int, rng: np.random.Generator) -> bytes:
-    """`count` random hands of `size` distinct cards, packed one byte per card."""
+def random_hands(
+    count: int, size: int, rng: np.random.Generator, out_of_play: int | None = None
+) -> bytes:
+    """`count` random hands of `size` distinct cards, packed one byte per card; none
+    holds the card `out_of_play` (Paiute's turned-up card of the wild rank)."""
     keys = rng.random((count, 52))
+    if out_of_play is not None:
+        keys[:, out_of_play] = 2.0  # above every other key: never among the smallest
     return bytes(np.argpartition(keys, size, axis=1)[:, :size].astype(np.uint8).tobytes())
 
 
@@ -42,14 +47,17 @@ def build_requests(game: str, hands: int, seed: int, describe: bool) -> list[pb.
     rng = np.random.default_rng(seed)
     requests = []
     for _ in range(_DISTINCT_REQUESTS):
+        wild_rank, turned_up = None, None
+        if game == "paiute":  # as dealt: the wild rank's turned-up card is out of play
+            turned_up = int(rng.integers(0, 52))
+            wild_rank = turned_up // 4 + 2
         request = pb.EvaluateRequest(
             game=enum,
-            packed_hands=random_hands(hands, size, rng),
+            packed_hands=random_hands(hands, size, rng, turned_up),
             cards_per_hand=size,
             omit_descriptions=not describe,
+            wild_rank=wild_rank,
         )
-        if game == "paiute":
-            request.wild_rank = int(rng.integers(2, 15))
         requests.append(request)
     return requests
 

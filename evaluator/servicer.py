@@ -27,7 +27,15 @@ from evaluator.batch import (
     rank_paiute_batch,
     strength_categories,
 )
-from evaluator.cards import CardError, HandError, card_text, check_hand, parse_cards
+from evaluator.cards import (
+    RANK_NAMES,
+    CardError,
+    HandError,
+    card_text,
+    check_hand,
+    parse_cards,
+    rank_of,
+)
 from evaluator.codec import ResponseEncoder
 from evaluator.guts import describe_guts, rank_guts2, rank_guts3
 from evaluator.hands import HandValue
@@ -193,6 +201,38 @@ def _readable_hands(
     return hands
 
 
+LIVE_WILD_CARDS = 3  # RULES.md: the turned-up card of the wild rank stays out of play
+
+
+def _too_many_wilds(wild: int, holder: str = "holds") -> str:
+    return (
+        f"{holder} all four {RANK_NAMES[wild][1]}, the wild rank; the turned-up card is out"
+        f" of play, so at most {LIVE_WILD_CARDS} are live"
+    )
+
+
+def _check_live_wilds(
+    hands: Sequence[Sequence[int]], wild: int | None, name: Callable[[int], str]
+) -> None:
+    """Refuse a Paiute hand holding every card of the wild rank; `name(i)` names hand i."""
+    if wild is None:
+        return
+    for index, cards in enumerate(hands):
+        if sum(1 for card in cards if rank_of(card) == wild) > LIVE_WILD_CARDS:
+            raise RequestError(f"{name(index)}: {_too_many_wilds(wild)}")
+
+
+def _check_live_wilds_packed(hands: U8, wild: int | None) -> None:
+    """The same for a packed batch; the message names the first such hand."""
+    if wild is None:
+        return
+    first = 4 * (wild - 2)  # card indices first .. first + 3 are the wild rank's
+    counts = ((hands >= first) & (hands < first + 4)).sum(axis=1)
+    bad = np.flatnonzero(counts > LIVE_WILD_CARDS)
+    if bad.size:
+        raise RequestError(f"packed_hands: hand {int(bad[0])}: {_too_many_wilds(wild)}")
+
+
 def _rank_one(rules: GameRules, cards: Sequence[int], wild: int | None) -> tuple[HandValue, int]:
     """Scalar ranking: the value and the leftover card (NO_LEFTOVER when none)."""
     if rules.key == "guts2":
@@ -242,15 +282,19 @@ def evaluate(request: pb.EvaluateRequest) -> bytes:
         _check_cards_per_hand(request.cards_per_hand, request.cards_per_hand, rules)
     if request.hands:
         cards = _readable_hands(request.hands, rules, "hands", request.cards_per_hand)
+        _check_live_wilds(cards, wild, lambda index: f"hands[{index}]")
     elif not request.packed_hands:
         cards = []  # nothing to rank, in either encoding: an empty reply for every game
     elif len(request.packed_hands) <= _SCALAR_LIMIT * rules.sizes[0]:
         cards = _few_packed_hands(request, rules)
+        _check_live_wilds(cards, wild, lambda index: f"packed_hands: hand {index}")
     else:
+        packed = _packed_hands(request, rules)
         try:
-            strengths, leftovers = _rank_array(rules, _packed_hands(request, rules), wild)
+            strengths, leftovers = _rank_array(rules, packed, wild)
         except HandError as fault:
             raise RequestError(f"packed_hands: {fault}") from None
+        _check_live_wilds_packed(packed, wild)
         return rules.encoder.encode(strengths, leftovers, describe)
     if len(cards) > _SCALAR_LIMIT:
         strengths, leftovers = _rank_uniform(rules, cards, wild)
@@ -325,6 +369,8 @@ def showdown(request: pb.ShowdownRequest) -> pb.ShowdownResponse:
             if card in seen_cards:
                 raise RequestError(f"{field}: card {card_text(card)} is also in {seen_cards[card]}")
             seen_cards[card] = field
+        if wild is not None and sum(1 for c in seen_cards if rank_of(c) == wild) > LIVE_WILD_CARDS:
+            raise RequestError(f"{field}: {_too_many_wilds(wild, 'the hands together hold')}")
         value, leftover = _rank_one(rules, cards, wild)
         ranked.append(_ranked_hand(0 if field == "ghost" else hand.seat, value, leftover))
     ghost = ranked.pop() if request.HasField("ghost") else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import grpc
 import numpy as np
@@ -75,12 +76,14 @@ def test_paiute_batch_matches_the_scalar_path(evaluator_stub: Stub, size: int) -
     hands = np.array([row for row in hands if len(set(row)) == size], dtype=np.uint8)
     combinations_seen = 0
     for wild in (2, 9, 14):
+        # the turned-up card of the wild rank is out of play: no hand holds all four
+        live = hands[(hands // 4 + 2 == wild).sum(axis=1) <= 3]
         reply = evaluator_stub.Evaluate(
             pb.EvaluateRequest(
-                game=pb.PAIUTE, wild_rank=wild, cards_per_hand=size, packed_hands=hands.tobytes()
+                game=pb.PAIUTE, wild_rank=wild, cards_per_hand=size, packed_hands=live.tobytes()
             )
         )
-        expected = [rank_paiute(row, wild) for row in hands.tolist()]
+        expected = [rank_paiute(row, wild) for row in live.tolist()]
         assert list(reply.strengths) == [value.strength for value in expected]
         assert list(reply.descriptions) == [value.description for value in expected]
         assert list(reply.leftovers) == [
@@ -88,6 +91,43 @@ def test_paiute_batch_matches_the_scalar_path(evaluator_stub: Stub, size: int) -
         ]
         combinations_seen += sum(1 for value in expected if value.strength)
     assert combinations_seen
+
+
+def test_a_paiute_hand_with_all_four_wild_cards_is_refused(evaluator_stub: Stub) -> None:
+    def refused(**request: Any) -> str:
+        with pytest.raises(grpc.RpcError) as caught:
+            evaluator_stub.Evaluate(pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=7, **request))
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        return str(caught.value.details())
+
+    four = "7c 7d 7h 7s Ah 2c"
+    assert refused(hands=["Ah Kh Qh Jh Th", four]) == (
+        "hands[1]: holds all four sevens, the wild rank; the turned-up card is out of play,"
+        " so at most 3 are live"
+    )
+    packed = bytes(parse_cards(four))
+    assert refused(packed_hands=packed, cards_per_hand=6).startswith("packed_hands: hand 0: ")
+    fine = bytes(parse_cards("7c 7d 7h Ks Kh 2c"))
+    batch = fine * 40 + packed + fine  # large enough for the batch path
+    assert refused(packed_hands=batch, cards_per_hand=6).startswith("packed_hands: hand 40: ")
+    three = evaluator_stub.Evaluate(
+        pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=7, packed_hands=fine, cards_per_hand=6)
+    )
+    assert three.categories[0] == pb.FIVE_OF_A_KIND
+    # across a showdown's hands too: one of the four is the turned-up card
+    with pytest.raises(grpc.RpcError) as caught:
+        evaluator_stub.Showdown(
+            pb.ShowdownRequest(
+                game=pb.PAIUTE,
+                wild_rank=7,
+                hands=[
+                    pb.SeatHand(seat=1, cards="7c 7d 7h Ks Ah"),
+                    pb.SeatHand(seat=2, cards="7s 2c 3c 4c 5c"),
+                ],
+            )
+        )
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.details().startswith("hands[1]: the hands together hold all four sevens")
 
 
 def test_paiute_readable_hands_of_five_and_six(evaluator_stub: Stub) -> None:
