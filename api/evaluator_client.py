@@ -9,6 +9,7 @@ several (`dns:///evaluator-headless:50051`). The service config asks gRPC for
 from __future__ import annotations
 
 import json
+import re
 import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -108,10 +109,18 @@ class EvaluatorClient:
         """Close the channel."""
         self._channel.close()
 
-    def _fail(self, error: grpc.RpcError) -> ApiError:
+    def _fail(self, error: grpc.RpcError, fields: Mapping[str, str] | None = None) -> ApiError:
+        """The gateway's error for a failed call. An invalid argument blames the request
+        field that `fields` maps the evaluator's named field to (``hands[2]: ...`` ->
+        ``hands[2]``)."""
         code = error.code()
         if code == grpc.StatusCode.INVALID_ARGUMENT:
-            return ApiError(422, "invalid_hand", "Invalid hand", error.details())
+            detail = str(error.details() or "")
+            named = _NAMED_FIELD.match(detail)
+            blamed = None
+            if named and fields and named.group(1) in fields:
+                blamed = fields[named.group(1)] + (named.group(2) or "")
+            return ApiError(422, "invalid_hand", "Invalid hand", detail, field=blamed)
         return EvaluatorUnavailable(f"The hand evaluator did not answer ({code.name}).")
 
     def ping(self) -> None:
@@ -163,7 +172,7 @@ class EvaluatorClient:
         try:
             reply = self._stub.Evaluate(request, timeout=self._timeout)
         except grpc.RpcError as error:
-            raise self._fail(error) from None
+            raise self._fail(error, {"hands": "hands"}) from None
         leftovers = reply.leftovers or bytes([255] * len(hands))
         return [
             {
@@ -200,7 +209,7 @@ class EvaluatorClient:
         try:
             reply = self._stub.Odds(request, timeout=max(self._timeout, 30.0))
         except grpc.RpcError as error:
-            raise self._fail(error) from None
+            raise self._fail(error, {"cards": "odds.hand"}) from None
         return {
             "win": reply.win,
             "tie": reply.tie,
@@ -211,6 +220,9 @@ class EvaluatorClient:
             "ties": reply.ties,
             "losses": reply.losses,
         }
+
+
+_NAMED_FIELD = re.compile(r"([a-z_]+)(\[\d+\])?:")
 
 
 def _card_text(index: int) -> str:

@@ -53,11 +53,23 @@ def test_evaluate_hands_and_odds(gateway: Gateway) -> None:
     bad = gateway.call("POST", "/v1/evaluate", json={"game": "guts3", "hands": ["Ah Ah Kd"]})
     assert bad.status_code == 422
     assert "duplicate" in bad.get_json()["detail"]
+    assert bad.get_json()["field"] == "hands[0]"
+    bad_odds = gateway.call(
+        "POST", "/v1/evaluate", json={"game": "guts3", "odds": {"hand": "Ah Ah Kd", "opponents": 1}}
+    )
+    assert (bad_odds.status_code, bad_odds.get_json()["field"]) == (422, "odds.hand")
     missing = gateway.call(
         "POST", "/v1/evaluate", json={"game": "paiute", "hands": ["2c 3c 4c 5c 6c"]}
     )
     assert missing.status_code == 422
     assert missing.get_json()["field"] == "wild_rank"
+    four = gateway.call(
+        "POST", "/v1/evaluate", json={"game": "paiute", "wild_rank": 2, "hands": ["2c 2d 2h 2s 9c"]}
+    )
+    assert four.status_code == 422
+    assert four.get_json()["code"] == "invalid_hand"
+    assert "all four twos, the wild rank" in four.get_json()["detail"]
+    assert four.get_json()["field"] == "hands[0]"
 
 
 def test_chips_are_conserved_over_random_moves(gateway: Gateway) -> None:
