@@ -86,6 +86,9 @@ WARM_DUE_MARGIN = 1.0
 MAX_TABLE_NAME = 64
 # A showdown the evaluator could not rank is tried again by the clock this much later.
 SHOWDOWN_RETRY_SECONDS = 1.0
+# A Paiute call the evaluator could not rank holds the turn open at least this long, so
+# that the caller can call again (503 says Retry-After: 2) before the timer plays it.
+CALL_HOLD_SECONDS = 15.0
 _WARM_HIT, _WARM_STALE, _WARM_REFUSED = (
     WARM_MOVES.labels(result) for result in ("hit", "stale", "refused")
 )
@@ -96,6 +99,13 @@ CLOSE_GRACE_SECONDS = 60
 MAX_HANDS_DROPPED = 1000
 
 Move = Callable[[dict[str, Any]], Transition]
+
+
+def _shown_cards(action: Mapping[str, Any]) -> tuple[list[str], str | None]:
+    """A Paiute call's shown cards and discard (None: all six shown), in canonical form."""
+    cards = [canonical_card(card, "cards") for card in action["cards"]]
+    spare = action.get("discard")
+    return cards, None if spare is None else canonical_card(spare, "discard")
 
 
 def shuffled_deck() -> Deck:
@@ -650,9 +660,7 @@ class TableService:
             elif kind == "discard":
                 result = module.discard(state, seat, canonical_card(action["card"], "card"), now)
             else:
-                cards = [canonical_card(card, "cards") for card in action["cards"]]
-                spare = action.get("discard")
-                spare = None if spare is None else canonical_card(spare, "discard")
+                cards, spare = _shown_cards(action)
                 # the rules refuse a malformed call before the evaluator is asked to rank it
                 module.verify_call(state, seat, cards, spare, None, now)
                 ranked = self.evaluator.rank("paiute", cards, module.wild_rank(state))
@@ -671,15 +679,57 @@ class TableService:
                 {},
             )
 
-        return self._change(
-            table_id,
-            move,
-            respond,
-            if_match=if_match,
-            idempotency=idempotency,
-            token=token,
-            authorize=authorize,
-        )
+        try:
+            return self._change(
+                table_id,
+                move,
+                respond,
+                if_match=if_match,
+                idempotency=idempotency,
+                token=token,
+                authorize=authorize,
+            )
+        except EvaluatorUnavailable:
+            if kind != "call":
+                raise
+            held = self._hold_turn(table_id, token, action)
+            if held is None:
+                raise
+            raise EvaluatorUnavailable(
+                "The hand evaluator cannot rank the call right now. The turn is held open"
+                f" until {held:.3f} (Unix time): call again then or sooner."
+            ) from None
+
+    def _hold_turn(
+        self, table_id: str, token: str | None, action: Mapping[str, Any]
+    ) -> float | None:
+        """Keep a Paiute turn open while its call cannot be ranked (`paiute.hold_turn`).
+
+        The turn's deadline, or None when the turn could not be held (the table moved on).
+        """
+        seat: int | None = None
+
+        def authorize(holder: Viewer) -> None:
+            nonlocal seat
+            seat = holder.seat
+            if seat is None:
+                raise missing_token()
+
+        def move(state: dict[str, Any]) -> Transition:
+            assert seat is not None  # authorize() refused a spectator already
+            cards, spare = _shown_cards(action)
+            return paiute.hold_turn(state, seat, cards, spare, self.clock(), CALL_HOLD_SECONDS)
+
+        def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
+            return Outcome(200, {"deadline": state["deadline"]}, {})
+
+        try:
+            outcome = self._change(
+                table_id, move, respond, token=token, authorize=authorize, skip_empty=True
+            )
+        except ApiError:
+            return None
+        return float(outcome.body["deadline"])
 
     def run_deadline(self, table_id: str) -> bool:
         """Apply a passed deadline (the clock calls this); True if the table changed.

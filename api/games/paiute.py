@@ -96,7 +96,8 @@ Events (``data`` fields; all public unless marked private)
 - ``ante`` {seat, owed, amount, to_pot, to_reserve, stack} (to_reserve always 0).
 - ``cards_dealt`` {seat, cards} private to that seat; ``dealt`` {players, cards: 5}.
 - ``wild_card`` {card, rank}; ``discard_started`` {card}.
-- ``phase`` {phase, deadline}; ``turn`` {seat, deadline}.
+- ``phase`` {phase, deadline}; ``turn`` {seat, deadline}; ``turn_held`` {seat, deadline,
+  reason: "evaluator_unavailable"} (`hold_turn`: a call could not be ranked).
 - ``drew`` {seat, source} with ``card`` when the source is the discard pile;
   ``drew_card`` {seat, card} private to the drawer, for a draw from the stock.
 - ``discarded`` {seat, card}.
@@ -623,6 +624,27 @@ def verify_call(
             f"These cards make no winning combination, so seat {seat} cannot call.",
             "cards",
         )
+
+
+def hold_turn(
+    state: State, seat: int, cards: Sequence[str], discard: str | None, now: float, seconds: float
+) -> Transition:
+    """Hold the seat's turn open for `seconds` more: its call could not be ranked.
+
+    The adapter calls this when the evaluator does not answer a call that the rules
+    accept as far as they can tell without its rank (`verify_call` with no ranking), so
+    that the service's outage does not cost the seat its turn: the turn's deadline moves
+    to at least `now + seconds` (a ``turn_held`` event), and the seat may call again.
+    Nothing changes when the deadline is already that late.
+    """
+    verify_call(state, seat, cards, discard, None, now)
+    held = now + seconds
+    if held <= state["deadline"]:
+        return state, []
+    state = copy_state(state)
+    state["deadline"] = held
+    data = {"seat": seat, "deadline": held, "reason": "evaluator_unavailable"}
+    return state, [event("turn_held", data)]
 
 
 def call(

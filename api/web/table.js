@@ -27,7 +27,8 @@ const EVENT_TYPES = [
   "table_created", "seated", "leaving", "left", "cashed_out", "rebought", "game_started",
   "game_ended", "deal_started", "ante", "ante_skipped", "cards_dealt", "dealt", "phase",
   "declared", "your_declaration", "declarations_revealed", "showdown", "pot_won", "pot_split",
-  "paid", "wimp_paid", "deal_ended", "timeout", "wild_card", "discard_started", "turn", "drew",
+  "paid", "wimp_paid", "deal_ended", "timeout", "wild_card", "discard_started", "turn",
+  "turn_held", "drew",
   "drew_card", "discarded", "called", "laid_down", "reshuffled", "deal_void", "pot_carried",
   "message",
 ];
@@ -239,6 +240,8 @@ function describeEvent(item) {
       return `${who()} had the best hand and pays ${chips(d.amount)} (wimp)`;
     case "timeout":
       return `${who()} ran out of time`;
+    case "turn_held":
+      return `${who()}'s call waits for the hand evaluator: the turn is held open`;
     case "wild_card":
       return `Wild card: ${cardLabel(d.card)} (${RANK_WORDS[d.rank] || `${d.rank}s`} are wild)`;
     case "drew":

@@ -89,18 +89,17 @@ def test_evaluator_down_keeps_the_move_and_the_clock_settles_once_back(
         app.extensions["cardroom.clock"].stop()
 
 
-def test_a_paiute_call_needs_the_evaluator_and_is_refused_without_it(
+def test_a_paiute_call_without_the_evaluator_holds_the_turn_open(
     redis_url: str, evaluators: Evaluators
 ) -> None:
-    """A call is accepted only once its cards are ranked: 503, and the table unchanged."""
+    """A call is accepted only once its cards are ranked: 503, but the turn is held open
+    (the timer does not play it) so the caller can call again once the evaluator is back."""
     app = create_app(
-        gateway_settings(
-            redis_url, f"127.0.0.1:{evaluators.port}", evaluator_timeout=0.5, clock=False
-        )
+        gateway_settings(redis_url, f"127.0.0.1:{evaluators.port}", evaluator_timeout=0.5)
     )
     gateway = Gateway(app, app.test_client())
     try:
-        table_id = gateway.create(game="paiute")
+        table_id = gateway.create(game="paiute", turn_seconds=2)
         alice, bob = gateway.sit(table_id, "alice"), gateway.sit(table_id, "bob")
         gateway.act(table_id, alice, action="start")
         first = alice if gateway.table(table_id)["pending"]["seats"] == [alice.seat] else bob
@@ -109,13 +108,46 @@ def test_a_paiute_call_needs_the_evaluator_and_is_refused_without_it(
         held = drew.get_json()["table"]["you"]["cards"]
         before = gateway.table(table_id)
         evaluators.stop()
+        # a call the rules refuse is refused as ever, evaluator or not
+        other = next(c for c in ("2c", "3c", "4c", "5c", "6c", "7c", "8c") if c not in held)
+        wrong = gateway.act(table_id, first, action="call", cards=held[:5], discard=other)
+        assert wrong.status_code in (409, 422)
+        assert wrong.get_json()["code"] == "cards_not_held"
         refused = gateway.act(table_id, first, action="call", cards=held[:5], discard=held[5])
         assert refused.status_code == 503
         assert refused.mimetype == "application/problem+json"
         assert refused.get_json()["code"] == "evaluator_unavailable"
+        assert "held open" in refused.get_json()["detail"]
         assert int(refused.headers["Retry-After"]) >= 1
-        assert gateway.table(table_id)["version"] == before["version"]
+        table = gateway.table(table_id, first)
+        assert table["version"] == before["version"] + 1
+        assert table["you"]["cards"] == held  # nothing but the deadline changed
+        assert table["deadline"] >= before["deadline"] + 10
+        events = gateway.call("GET", f"/v1/tables/{table_id}/events").get_json()["events"]
+        assert events[-1]["type"] == "turn_held"
+        assert events[-1]["data"] == {
+            "seat": first.seat,
+            "deadline": table["deadline"],
+            "reason": "evaluator_unavailable",
+        }
+        time.sleep(2.5)  # the turn's first deadline passes: the turn is still open
+        assert gateway.table(table_id)["pending"]["seats"] == [first.seat]
+        evaluators.start()
+        answers = []
+
+        def call_again() -> bool:  # as a client does after Retry-After, while gRPC reconnects
+            answers.append(
+                gateway.act(table_id, first, action="call", cards=held[:5], discard=held[5])
+            )
+            return bool(answers[-1].status_code != 503)
+
+        _wait(call_again)
+        again = answers[-1]
+        assert again.status_code == 200 or again.get_json()["code"] == "no_combination"
+        events = gateway.call("GET", f"/v1/tables/{table_id}/events").get_json()["events"]
+        assert not [e for e in events if e["type"] == "timeout"]
     finally:
+        app.extensions["cardroom.clock"].stop()
         app.extensions["cardroom.service"].evaluator.close()
 
 

@@ -544,6 +544,38 @@ def test_a_call_needs_a_winning_combination() -> None:
     paiute.verify_call(state, 2, cards, "6c", None, T0 + 2)
 
 
+def test_a_call_that_cannot_be_ranked_holds_the_turn_open() -> None:
+    state, _ = paiute.draw(started(), 2, "stock", T0 + 1)
+    cards = ["Ah", "Ad", "Ac", "Kh", "Kd"]
+    assert state["deadline"] == T0 + 30
+    held, events = paiute.hold_turn(state, 2, cards, "6c", T0 + 25, 15.0)
+    assert events == [
+        {
+            "type": "turn_held",
+            "data": {"seat": 2, "deadline": T0 + 40, "reason": "evaluator_unavailable"},
+            "visible_to": None,
+        }
+    ]
+    assert held["deadline"] == paiute.next_deadline(held) == T0 + 40
+    assert {k: v for k, v in held.items() if k != "deadline"} == {
+        k: v for k, v in state.items() if k != "deadline"
+    }
+    assert state["deadline"] == T0 + 30  # the state given is not changed
+    # the timer leaves the held turn alone until its new deadline, then plays it
+    assert paiute.on_deadline(held, T0 + 35, make_deck(1)) == (held, [])
+    # held again later: a later deadline; while it is already later: nothing changes
+    again, more = paiute.hold_turn(held, 2, cards, "6c", T0 + 30, 15.0)
+    assert again["deadline"] == T0 + 45
+    assert len(more) == 1
+    assert paiute.hold_turn(held, 2, cards, "6c", T0 + 20, 15.0) == (held, [])
+    # only a call the rules accept without its rank holds the turn
+    assert_refused("not_your_turn", paiute.hold_turn, state, 3, cards, "6c", T0 + 2, 15.0)
+    assert_refused("too_late", paiute.hold_turn, state, 2, cards, "6c", T0 + 30, 15.0)
+    assert_refused("cards_not_held", paiute.hold_turn, state, 2, cards, "2c", T0 + 2, 15.0)
+    fresh = started()
+    assert_refused("must_draw_first", paiute.hold_turn, fresh, 2, cards, "6c", T0 + 2, 15.0)
+
+
 def test_a_call_cannot_discard_the_card_taken_from_the_discard_pile() -> None:
     state, _ = paiute.draw(started(), 2, "discard", T0 + 1)
     cards = ["Ah", "Ad", "Ac", "Kh", "Kd"]
