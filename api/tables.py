@@ -430,7 +430,11 @@ class TableService:
         )
         visible = [public_event(item) for item in events if viewer.may_see(item)]
         history["events"] = visible
-        sealed = history.pop("sealed")
+        sealed = history.pop("sealed", None)
+        if sealed is None:
+            # a deal finished before proofs were opened card by card: its proof stays as
+            # it was published then (the whole deck), the one its commitment can match
+            return history
         shown = [{"type": "showdown", "data": history["showdown"] or {}}]
         seen = fairness.cards_in([*visible, *shown])
         if history.get("wild_card"):

@@ -475,10 +475,12 @@ class HandHistory:
             pot_flow=list(body.get("pot_flow") or ()),
             fairness=Fairness(
                 str(proof["commitment"]),
-                tuple(str(item) for item in proof["leaves"]),
+                # a proof of another formula (a deal played before this one) has neither:
+                # verify_fairness names its formula as unknown
+                tuple(str(item) for item in proof.get("leaves") or ()),
                 tuple(
                     Opening(int(item["position"]), str(item["card"]), str(item["salt"]))
-                    for item in proof["opened"]
+                    for item in proof.get("opened") or ()
                 ),
                 str(proof.get("formula", "")),
                 proof.get("reshuffle_key"),

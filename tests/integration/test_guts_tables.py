@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from typing import Any
@@ -11,7 +12,9 @@ import pytest
 from werkzeug.datastructures import Headers
 
 from api import create_app
+from api.client import FairnessError, HandHistory, verify_fairness
 from api.errors import PROBLEM_CODES
+from api.store import hand_key
 from tests.integration.conftest import Gateway, Player, gateway_settings
 from tests.integration.play import play_guts_game, wait_for
 
@@ -466,6 +469,32 @@ def test_a_hand_that_wins_without_showing_stays_hidden(gateway: Gateway) -> None
         seen = opened_cards(gateway.call("GET", path, player).get_json()["fairness"], commitment)
         assert sorted(seen.values()) == sorted(cards[player.seat])
         assert not set(seen.values()) & set(cards[other.seat])
+
+
+def test_a_history_stored_with_the_earlier_whole_deck_proof_reads_as_stored(
+    gateway: Gateway,
+) -> None:
+    table_id, (alice, bob) = start_deal(gateway)
+    gateway.act(table_id, alice, action="declare", choice="in")
+    gateway.act(table_id, bob, action="declare", choice="in")
+    store = gateway.app.extensions["cardroom.service"].store
+    key = hand_key(table_id, 1)
+    record = json.loads(store.client.get(key))
+    sealed = record.pop("sealed")
+    text = ",".join(sealed["deck"]) + ":" + sealed["salt"]
+    record["fairness"] = {
+        "commitment": hashlib.sha256(text.encode()).hexdigest(),
+        "deck": sealed["deck"],
+        "salt": sealed["salt"],
+        "formula": "sha256(','.join(deck) + ':' + salt)",
+    }
+    store.client.set(key, json.dumps(record))
+    read = gateway.call("GET", f"/v1/tables/{table_id}/hands/1", alice)
+    assert read.status_code == 200
+    assert read.get_json()["fairness"] == record["fairness"]
+    history = HandHistory.from_json(read.get_json())
+    with pytest.raises(FairnessError, match="unknown formula"):
+        verify_fairness(history)
 
 
 def test_deals_follow_by_themselves_and_the_dealer_moves(gateway: Gateway) -> None:
