@@ -69,7 +69,6 @@ PROBLEM_CODES: dict[str, tuple[int, str]] = {
     "internal_error": (500, "Internal server error"),
     "evaluator_unavailable": (503, "Evaluator unavailable"),
     "store_unavailable": (503, "Store unavailable"),
-    "evaluator_timeout": (504, "Evaluator timeout"),
 }
 
 # The game rules' codes (see api.games.common): a move that is illegal now is a
@@ -181,7 +180,9 @@ def problem(
 
 
 class EvaluatorUnavailable(ApiError):  # noqa: N818 - named after its problem code
-    """503 evaluator_unavailable, with Retry-After: 2."""
+    """503 evaluator_unavailable, with Retry-After: 2: the evaluator could not be reached
+    or did not answer within EVALUATOR_TIMEOUT (calls to an unreachable evaluator are
+    retried until then, so the two look alike from here)."""
 
     def __init__(
         self, detail: str = "The hand evaluator cannot be reached; retry shortly."
@@ -198,14 +199,6 @@ class StoreUnavailable(ApiError):  # noqa: N818 - named after its problem code
     def __init__(self, detail: str = "The table store cannot be reached; retry shortly.") -> None:
         status, title = PROBLEM_CODES["store_unavailable"]
         super().__init__(status, "store_unavailable", title, detail, headers={"Retry-After": "1"})
-
-
-class EvaluatorTimeout(ApiError):  # noqa: N818 - named after its problem code
-    """504 evaluator_timeout."""
-
-    def __init__(self, detail: str = "The hand evaluator did not answer in time.") -> None:
-        status, title = PROBLEM_CODES["evaluator_timeout"]
-        super().__init__(status, "evaluator_timeout", title, detail)
 
 
 def table_not_found(table_id: str) -> ApiError:

@@ -121,6 +121,10 @@ class EvaluatorClient:
             if named and fields and named.group(1) in fields:
                 blamed = fields[named.group(1)] + (named.group(2) or "")
             return ApiError(422, "invalid_hand", "Invalid hand", detail, field=blamed)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return EvaluatorUnavailable(
+                f"The hand evaluator did not answer within {self._timeout:g} s; retry shortly."
+            )
         return EvaluatorUnavailable(f"The hand evaluator did not answer ({code.name}).")
 
     def ping(self) -> None:

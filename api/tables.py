@@ -683,6 +683,14 @@ class TableService:
                 {},
             )
 
+        def held_version(record: TableRecord) -> int | None:
+            # the version before this seat's turn was held open (`_hold_turn`): the hold
+            # moved only the deadline, so an If-Match from before it still matches
+            held = record.state.get("turn_held_from")
+            if held is None or held["seat"] != viewer.seat:
+                return None
+            return int(held["version"])
+
         try:
             return self._change(
                 table_id,
@@ -692,16 +700,17 @@ class TableService:
                 idempotency=idempotency,
                 token=token,
                 authorize=authorize,
+                also_matches=held_version,
             )
-        except EvaluatorUnavailable:
+        except EvaluatorUnavailable as error:
             if kind != "call":
                 raise
             held = self._hold_turn(table_id, token, action)
             if held is None:
                 raise
-            raise EvaluatorUnavailable(
-                "The hand evaluator cannot rank the call right now. The turn is held open"
-                f" until {held:.3f} (Unix time): call again then or sooner."
+            raise type(error)(
+                f"{error.detail} The call could not be ranked; the turn is held open until"
+                f" {held:.3f} (Unix time): call again then or sooner."
             ) from None
 
     def _hold_turn(
@@ -722,14 +731,24 @@ class TableService:
         def move(state: dict[str, Any]) -> Transition:
             assert seat is not None  # authorize() refused a spectator already
             cards, spare = _shown_cards(action)
-            return paiute.hold_turn(state, seat, cards, spare, self.clock(), CALL_HOLD_SECONDS)
+            now = self.clock()
+            held, events = paiute.hold_turn(state, seat, cards, spare, now, CALL_HOLD_SECONDS)
+            if events:
+                held.setdefault("turn_held_from", {"seat": seat, "version": state["version"]})
+            return held, events
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
             return Outcome(200, {"deadline": state["deadline"]}, {})
 
         try:
             outcome = self._change(
-                table_id, move, respond, token=token, authorize=authorize, skip_empty=True
+                table_id,
+                move,
+                respond,
+                token=token,
+                authorize=authorize,
+                skip_empty=True,
+                holding=True,
             )
         except ApiError:
             return None
@@ -1046,6 +1065,8 @@ class TableService:
         seal: str | None = None,
         skip_empty: bool = False,
         activity: bool = True,
+        also_matches: Callable[[TableRecord], int | None] | None = None,
+        holding: bool = False,
     ) -> Outcome:
         """Read, compute, commit; recompute on a lost race, at most MAX_ATTEMPTS times.
 
@@ -1053,7 +1074,10 @@ class TableService:
         record: one pipeline) and one commit. With `authorize`, the token's holder is
         found in that same read and passed to it before anything else is checked. The
         first attempt skips the read when this process made the table's last change
-        (`api.warm`); it never answers with an error, which only a read may justify.
+        (`api.warm`); it never answers with an error, which only a read may justify,
+        except that the evaluator is unavailable (asking it again would only wait longer).
+        `If-Match` matches the table's version, or the one `also_matches` gives. Every
+        change but a turn's hold (`holding`) ends that hold's `turn_held_from`.
         """
         idem_key = idempotency_key(table_id, idempotency.key) if idempotency else None
         digest = None if token is None else token_digest(token)
@@ -1086,7 +1110,9 @@ class TableService:
                     if replay is not None:
                         return replay
                 if if_match is not None and not _etag_matches(if_match, record.version):
-                    raise stale_version(f'"{record.version}"')
+                    before = None if also_matches is None else also_matches(record)
+                    if before is None or not _etag_matches(if_match, before):
+                        raise stale_version(f'"{record.version}"')
                 try:
                     state, events = move(record.state)
                     state, events = self._settle(state, events)
@@ -1095,6 +1121,8 @@ class TableService:
                     if idem_key is not None and warm is None:
                         self._remember(idem_key, idempotency, self._error_outcome(failure))
                     raise failure from None
+            except EvaluatorUnavailable:
+                raise
             except ApiError:
                 if warm is None:
                     raise
@@ -1111,6 +1139,8 @@ class TableService:
                 self._keep_scheduled(record, now)
                 return respond(state, [])
             stored = self._stored_events(record, state, events, now)
+            if not holding:
+                state.pop("turn_held_from", None)
             state["version"] = record.version + 1
             if activity:
                 state["active_at"] = now

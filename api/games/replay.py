@@ -284,6 +284,12 @@ def _turn(table: Table, data: Data) -> None:
         deal["drawn"] = None
 
 
+def _turn_held(table: Table, data: Data) -> None:
+    if _deal(table)["turn"] != data["seat"]:
+        raise ReplayError(f"turn_held for seat {data['seat']}, whose turn it is not")
+    table["deadline"] = data["deadline"]
+
+
 def _declared(table: Table, data: Data) -> None:
     if "choice" in data:
         _deal(table)["declarations"][str(data["seat"])] = data["choice"]
@@ -436,6 +442,7 @@ _HANDLERS: dict[str, Callable[[Table, Data], None]] = {
     "dealt": _no_change,
     "phase": _phase,
     "turn": _turn,
+    "turn_held": _turn_held,
     "declared": _declared,
     "your_declaration": _your_declaration,
     "timeout": _timeout,

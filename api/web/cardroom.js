@@ -71,7 +71,6 @@ const PLAIN_WORDS = {
   idempotency_in_progress: "Your last move is still being processed; wait a moment.",
   store_unavailable: "The table store cannot be reached right now; try again in a moment.",
   evaluator_unavailable: "Hands cannot be ranked right now; the showdown completes as soon as possible.",
-  evaluator_timeout: "Ranking the hands took too long; try again.",
   internal_error: "Something went wrong on the server; try again.",
   table_not_found: "This table does not exist (or no longer exists).",
   rate_limited: "Too many requests: slow down a little.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable, Iterator
 
@@ -113,7 +114,11 @@ def test_a_paiute_call_without_the_evaluator_holds_the_turn_open(
         wrong = gateway.act(table_id, first, action="call", cards=held[:5], discard=other)
         assert wrong.status_code in (409, 422)
         assert wrong.get_json()["code"] == "cards_not_held"
-        refused = gateway.act(table_id, first, action="call", cards=held[:5], discard=held[5])
+        etag = {"If-Match": f'"{before["version"]}"'}
+        call = {"action": "call", "cards": held[:5], "discard": held[5]}
+        refused = gateway.call(
+            "POST", f"/v1/tables/{table_id}/actions", first, json=call, headers=etag
+        )
         assert refused.status_code == 503
         assert refused.mimetype == "application/problem+json"
         assert refused.get_json()["code"] == "evaluator_unavailable"
@@ -135,9 +140,18 @@ def test_a_paiute_call_without_the_evaluator_holds_the_turn_open(
         evaluators.start()
         answers = []
 
+        other_seat = bob if first is alice else alice
+        stale = gateway.call(
+            "POST", f"/v1/tables/{table_id}/actions", other_seat, json=call, headers=etag
+        )
+        assert stale.get_json()["code"] == "stale_version"  # the hold is the caller's only
+
         def call_again() -> bool:  # as a client does after Retry-After, while gRPC reconnects
+            # with the If-Match from before the hold: the hold moved only the deadline
             answers.append(
-                gateway.act(table_id, first, action="call", cards=held[:5], discard=held[5])
+                gateway.call(
+                    "POST", f"/v1/tables/{table_id}/actions", first, json=call, headers=etag
+                )
             )
             return bool(answers[-1].status_code != 503)
 
@@ -149,6 +163,36 @@ def test_a_paiute_call_without_the_evaluator_holds_the_turn_open(
     finally:
         app.extensions["cardroom.clock"].stop()
         app.extensions["cardroom.service"].evaluator.close()
+
+
+def test_an_evaluator_that_does_not_answer_in_time_is_503_and_a_showdown_waits(
+    redis_url: str,
+) -> None:
+    """A listener that never speaks gRPC: every call runs out its EVALUATOR_TIMEOUT."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        app = create_app(
+            gateway_settings(redis_url, f"127.0.0.1:{port}", evaluator_timeout=0.3, clock=False)
+        )
+        gateway = Gateway(app, app.test_client())
+        try:
+            late = gateway.call(
+                "POST", "/v1/evaluate", json={"game": "guts3", "hands": ["Ah Kd Qc"]}
+            )
+            assert late.status_code == 503
+            assert late.get_json()["code"] == "evaluator_unavailable"
+            assert "did not answer within 0.3 s" in late.get_json()["detail"]
+            assert int(late.headers["Retry-After"]) >= 1
+            assert gateway.call("GET", "/readyz").status_code == 503
+            table_id = gateway.create(deal_pause_seconds=60)
+            alice, bob = gateway.sit(table_id, "alice"), gateway.sit(table_id, "bob")
+            gateway.act(table_id, alice, action="start")
+            gateway.act(table_id, alice, action="declare", choice="in")
+            kept = gateway.act(table_id, bob, action="declare", choice="in")
+            assert kept.status_code == 200, kept.get_json()
+            assert kept.get_json()["table"]["phase"] == "showdown"
+        finally:
+            app.extensions["cardroom.service"].evaluator.close()
 
 
 def test_a_deadline_showdown_waits_for_the_evaluator(
