@@ -39,6 +39,7 @@ from api.errors import (
     ApiError,
     EvaluatorUnavailable,
     from_rule_error,
+    idempotency_in_progress,
     invalid_token,
     missing_token,
     problem,
@@ -392,19 +393,19 @@ class TableService:
             if visible or block is None or time.monotonic() >= deadline:
                 return visible, cursor
 
-    def check_cursor(self, table_id: str, after: int) -> None:
-        """410 history_trimmed if events after `after` are no longer kept."""
+    def check_cursor(self, table_id: str, after: int, field: str = "after") -> None:
+        """410 history_trimmed if events after `after` (given as `field`) are no longer kept."""
         first = self.store.first_event_after(table_id, after)
         if first is not None and first > after + 1:
-            raise self._trimmed_events(table_id, after, first)
+            raise self._trimmed_events(table_id, after, first, field)
 
     @staticmethod
-    def _trimmed_events(table_id: str, after: int, first: int) -> ApiError:
+    def _trimmed_events(table_id: str, after: int, first: int, field: str = "after") -> ApiError:
         return problem(
             "history_trimmed",
             f"Events after {after} of table {table_id!r} are no longer kept; the oldest"
             f" kept event is {first}: resume with after={first - 1}, or read the table.",
-            field="after",
+            field=field,
             extra={"first_event": first, "resume_after": first - 1},
         )
 
@@ -418,6 +419,7 @@ class TableService:
                     "history_trimmed",
                     f"The history of deal {hand_number} of table {table_id!r} is no longer"
                     f" kept; the oldest kept deal is {record.first_hand}.",
+                    field="hand_number",
                     extra={"first_hand": record.first_hand},
                 )
             raise problem(
@@ -1012,13 +1014,7 @@ class TableService:
         return Outcome(stored["status"], body, {**stored["headers"], "Idempotent-Replayed": "true"})
 
     def _in_progress(self) -> Outcome:
-        raise ApiError(
-            409,
-            "idempotency_in_progress",
-            "Request in progress",
-            "A request with this Idempotency-Key is still being processed.",
-            headers={"Retry-After": "1"},
-        )
+        raise idempotency_in_progress()
 
     @staticmethod
     def _error_outcome(error: ApiError) -> Outcome:

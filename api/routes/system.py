@@ -75,5 +75,13 @@ def evaluate() -> Response:
             "Field 'wild_rank' is required for paiute.",
             field="wild_rank",
         )
+    if game != "paiute" and wild is not None:
+        raise ApiError(
+            422,
+            "invalid_field",
+            "Invalid field value",
+            f"Field 'wild_rank' is for paiute only; {game} has no wild cards.",
+            field="wild_rank",
+        )
     results = evaluator.evaluate(game, body["hands"], wild)
     return jsonify({"results": results})

@@ -271,7 +271,7 @@ def event_stream(table_id: str) -> Response:
     field = "Last-Event-ID" if "Last-Event-ID" in request.headers else "after"
     _check_not_ahead(after, record.seq, field)
     service = _service()
-    service.check_cursor(table_id, after)
+    service.check_cursor(table_id, after, field)
     lifetime = _settings().stream_max_seconds
     instance = request.path
 

@@ -54,6 +54,20 @@ def test_evaluate_hands_and_odds(gateway: Gateway) -> None:
     assert bad.status_code == 422
     assert "duplicate" in bad.get_json()["detail"]
     assert bad.get_json()["field"] == "hands[0]"
+    guts_wild = gateway.call(
+        "POST", "/v1/evaluate", json={"game": "guts3", "hands": ["Ah Kd Qc"], "wild_rank": 7}
+    )
+    assert guts_wild.status_code == 422
+    assert (guts_wild.get_json()["code"], guts_wild.get_json()["field"]) == (
+        "invalid_field",
+        "wild_rank",
+    )
+    unseeded = gateway.call(
+        "POST",
+        "/v1/evaluate",
+        json={"game": "guts3", "odds": {"hand": "Ah Kd Qc", "opponents": 2, "seed": 0}},
+    )
+    assert (unseeded.status_code, unseeded.get_json()["field"]) == (422, "odds.seed")
     bad_odds = gateway.call(
         "POST", "/v1/evaluate", json={"game": "guts3", "odds": {"hand": "Ah Ah Kd", "opponents": 1}}
     )

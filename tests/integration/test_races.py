@@ -131,6 +131,7 @@ def test_fifty_copies_of_one_move_take_effect_once(
                 409,
                 "idempotency_in_progress",
             ), reply.text()
+            assert reply.get_json()["field"] == "Idempotency-Key"
             assert "retry-after" in reply.headers
         else:
             assert reply.mimetype == "application/problem+json"

@@ -92,6 +92,7 @@ def test_only_the_last_deals_are_kept_and_older_ones_answer_410(keeping_two: Gat
         assert gone.mimetype == "application/problem+json"
         assert gone.get_json()["code"] == "history_trimmed"
         assert gone.get_json()["first_hand"] == 4
+        assert gone.get_json()["field"] == "hand_number"
     assert gateway.call("GET", f"/v1/tables/{table_id}/hands/9").get_json()["code"] == (
         "hand_not_found"
     )
@@ -112,12 +113,18 @@ def test_only_the_last_deals_are_kept_and_older_ones_answer_410(keeping_two: Gat
     assert problem["code"] == "history_trimmed"
     assert problem["first_event"] == first
     assert problem["resume_after"] == first - 1
+    assert problem["field"] == "after"
     resumed = gateway.events(table_id, after=problem["resume_after"])
     assert resumed["events"][0]["id"] == first
 
     streamed = gateway.call("GET", f"/v1/tables/{table_id}/events/stream?after=3")
     assert streamed.status_code == 410
     assert streamed.get_json()["code"] == "history_trimmed"
+    assert streamed.get_json()["field"] == "after"
+    resuming = gateway.call(
+        "GET", f"/v1/tables/{table_id}/events/stream", headers={"Last-Event-ID": "3"}
+    )
+    assert (resuming.status_code, resuming.get_json()["field"]) == (410, "Last-Event-ID")
     events = gateway.stream(table_id, None, blocks=3, headers={"Last-Event-ID": str(first - 1)})
     assert events[0]["id"] == first
 
