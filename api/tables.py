@@ -437,12 +437,17 @@ class TableService:
             # a deal finished before proofs were opened card by card: its proof stays as
             # it was published then (the whole deck), the one its commitment can match
             return history
+        game = sealed["game"]
         shown = [{"type": "showdown", "data": history["showdown"] or {}}]
-        seen = fairness.cards_in([*visible, *shown])
+        seen = fairness.cards_off_the_deck([*visible, *shown], game)
         if history.get("wild_card"):
             seen.add(history["wild_card"])
         history["fairness"] = fairness.proof(
-            sealed["deck"], sealed["salt"], seen, reshuffles=sealed["game"] == "paiute"
+            sealed["deck"],
+            sealed["salt"],
+            seen,
+            reshuffles=sealed.get("reshuffles", []) if game == "paiute" else None,
+            draws_seen=fairness.stock_draws_seen(visible),
         )
         return history
 
@@ -927,7 +932,12 @@ class TableService:
             "pot_flow": deal["flow"],
             "wild_card": deal.get("wild_card"),
             # sealed: only `hand_history` reads it, to open each reader the cards it saw
-            "sealed": {"deck": list(deal["deck"]), "salt": deal["salt"], "game": state["game"]},
+            "sealed": {
+                "deck": list(deal["deck"]),
+                "salt": deal["salt"],
+                "game": state["game"],
+                "reshuffles": deal.get("reshuffle_orders", []),
+            },
             "first_event": state.get("deal_first_event", 1),
             "last_event": last,
         }

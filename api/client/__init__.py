@@ -41,6 +41,7 @@ from api.client.fairness import (
     dealt_places,
     deck_commitment,
     leaf_digest,
+    reshuffle_leaf,
     verify_fairness,
 )
 from api.client.models import (
@@ -61,6 +62,7 @@ from api.client.models import (
     Pending,
     RankedHand,
     Readiness,
+    ReshuffleProof,
     SeatState,
     Table,
     TableOptions,
@@ -101,6 +103,7 @@ __all__ = [
     "RankedHand",
     "RateLimited",
     "Readiness",
+    "ReshuffleProof",
     "RetryPolicy",
     "RuleConflict",
     "RuleForbidden",
@@ -121,5 +124,6 @@ __all__ = [
     "error_for",
     "leaf_digest",
     "new_idempotency_key",
+    "reshuffle_leaf",
     "verify_fairness",
 ]

@@ -16,14 +16,17 @@ recomputes every opened leaf; and checks that every card it can see came from th
 place: hands are dealt one card at a time from the top, from the dealer's left to the
 dealer (the Guts ghost after the dealer in each round); in Paiute the next card is the
 wild card and the one after it starts the discard pile, and cards drawn from the stock
-come from the places after it, in order, until the first reshuffle.
+come from the places after it, in order, until the first reshuffle. Each Paiute
+reshuffle publishes a commitment of the same kind over its new stock (leaves
+``sha256(f"r{n}:{j}:{card}:{salt}")``); the history gives its leaves and opens the
+places the reader drew, which must match the reader's draws from it, in order.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,7 +191,67 @@ def verify_fairness(
     known = sum(1 for _, drew in drawn if drew is not None)
     if known:
         checks.append(f"the {known} card(s) drawn from the stock seen here come from it in order")
+    checks += _check_reshuffles(history, fail)
     return FairnessReport(number, digest, tuple(checks))
+
+
+def _check_reshuffles(history: HandHistory, fail: Callable[[str], FairnessError]) -> list[str]:
+    """Paiute: each reshuffle's proof against its event, and the reader's draws from it."""
+    checks = []
+    published = {
+        int(item.data["number"]): item.data
+        for item in history.events
+        if item.type == "reshuffled" and "number" in item.data
+    }
+    proofs = {proof.number: proof for proof in history.fairness.reshuffles}
+    if set(published) - set(proofs):
+        raise fail(f"reshuffles {sorted(set(published) - set(proofs))} have no proof")
+    draws = _reshuffled_draws(history.events)
+    for number, proof in sorted(proofs.items()):
+        leaves = list(proof.leaves)
+        if not all(_DIGEST.fullmatch(item) for item in leaves):
+            raise fail(f"reshuffle {number}: its leaves are not sha256 digests")
+        digest = deck_commitment(leaves)
+        event = published.get(number)
+        if digest != proof.commitment or (event is not None and event.get("commitment") != digest):
+            raise fail(f"reshuffle {number}: sha256 of its leaves is not the commitment published")
+        if event is not None and event.get("stock") != len(leaves):
+            raise fail(f"reshuffle {number}: {len(leaves)} leaves for a stock of {event['stock']}")
+        opened: dict[int, str] = {}
+        for opening in proof.opened:
+            place, card = opening.position, opening.card
+            if not 0 <= place < len(leaves) or place in opened or card not in FULL_DECK:
+                raise fail(f"reshuffle {number}: place {place} ({card!r}) cannot be opened")
+            if reshuffle_leaf(number, place, card, opening.salt) != leaves[place]:
+                raise fail(f"reshuffle {number}: the opening of place {place} is not its leaf")
+            opened[place] = card
+        for place, card in draws.get(number, []):
+            if opened.get(place) != card:
+                raise fail(f"reshuffle {number}: drew {card}, the proof's place {place} disagrees")
+        checks.append(
+            f"reshuffle {number}: its leaves hash to the commitment it published; the"
+            f" {len(draws.get(number, []))} draw(s) from it seen here come from it in order"
+        )
+    return checks
+
+
+def reshuffle_leaf(number: int, position: int, card: str, salt: str) -> str:
+    """A leaf of the `number`-th reshuffled stock: sha256 hex of ``f"r{n}:{j}:{card}:{salt}"``."""
+    return hashlib.sha256(f"r{number}:{position}:{card}:{salt}".encode()).hexdigest()
+
+
+def _reshuffled_draws(events: Sequence[Event]) -> dict[int, list[tuple[int, str]]]:
+    """By reshuffle number, the places of that stock drawn and the cards seen drawn."""
+    draws: dict[int, list[tuple[int, str]]] = {}
+    number, drawn = 0, 0
+    for item in events:
+        if item.type == "reshuffled":
+            number, drawn = int(item.data["number"]), 0
+        elif item.type == "drew" and item.data.get("source") == "stock":
+            drawn += 1
+        elif item.type == "drew_card" and number:
+            draws.setdefault(number, []).append((drawn - 1, str(item.data["card"])))
+    return draws
 
 
 def _stock_draws(events: Sequence[Event]) -> list[tuple[int, str | None]]:

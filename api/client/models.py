@@ -425,23 +425,39 @@ class Opening:
 
 
 @dataclass(frozen=True, slots=True)
+class ReshuffleProof:
+    """A Paiute reshuffle's proof: its stock's leaves, those places the reader drew opened."""
+
+    number: int
+    commitment: str
+    leaves: tuple[str, ...]
+    opened: tuple[Opening, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Fairness:
     """The proof: the 52 `leaves` hash to `commitment`; each opening hashes to its leaf.
 
-    `opened` holds the places whose cards the reader saw during the deal (see
-    `api.client.fairness`); Paiute histories also give the `reshuffle_key`.
+    `opened` holds the places whose cards the reader saw come off the deck (see
+    `api.client.fairness`); Paiute histories also give a proof per reshuffle.
     """
 
     commitment: str
     leaves: tuple[str, ...]
     opened: tuple[Opening, ...]
     formula: str
-    reshuffle_key: str | None = None
+    reshuffles: tuple[ReshuffleProof, ...] = ()
 
     @property
     def cards(self) -> dict[int, str]:
         """The opened cards by their place in the deck (0 is the top)."""
         return {item.position: item.card for item in self.opened}
+
+
+def _openings(items: Any) -> tuple[Opening, ...]:
+    return tuple(
+        Opening(int(item["position"]), str(item["card"]), str(item["salt"])) for item in items or ()
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,12 +494,17 @@ class HandHistory:
                 # a proof of another formula (a deal played before this one) has neither:
                 # verify_fairness names its formula as unknown
                 tuple(str(item) for item in proof.get("leaves") or ()),
-                tuple(
-                    Opening(int(item["position"]), str(item["card"]), str(item["salt"]))
-                    for item in proof.get("opened") or ()
-                ),
+                _openings(proof.get("opened")),
                 str(proof.get("formula", "")),
-                proof.get("reshuffle_key"),
+                tuple(
+                    ReshuffleProof(
+                        int(item["number"]),
+                        str(item["commitment"]),
+                        tuple(str(leaf) for leaf in item["leaves"]),
+                        _openings(item["opened"]),
+                    )
+                    for item in proof.get("reshuffles") or ()
+                ),
             ),
             wild_card=body.get("wild_card"),
             raw=dict(body),

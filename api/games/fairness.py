@@ -8,19 +8,23 @@ and hides it behind a salt of its own::
 
 (UTF-8 text, lowercase hex.) The salts are 32 hex digits each, cut in order from one
 SHAKE-256 output keyed by the deal's secret (`card_salts`); a verifier never needs to
-derive them, it is given each one it may see. The commitment is published
-when the deal starts. Once the deal is over, its hand history gives every leaf and opens
-only the places whose cards the reader saw during the deal: the cards shown to
-everyone, and to a seat the cards it was dealt or drew. Each opening is the place, the
-card and salt_i, so anyone can recompute that leaf and the commitment, and see that the
-deal was fixed before anyone acted. An unopened leaf tells nothing of its card: its salt
-is 128 random-looking bits that only the server knows. So a Guts hand that went out, or
-won the pot without showing (RULES.md 5), stays hidden from the others, as does a card
-a Paiute player drew from the stock and kept.
+derive them, it is given each one it may see. The commitment is published when the deal
+starts. Once the deal is over, its hand history gives every leaf and opens only the
+places whose cards the reader saw come off the deck (`cards_off_the_deck`): its own
+dealt cards and draws, Paiute's wild card and first discard, the hands shown at a Guts
+showdown. Each opening is the place, the card and salt_i, so anyone can recompute that
+leaf and the commitment, and see that the deal was fixed before anyone acted. An
+unopened leaf tells nothing of its card: its salt is 128 random-looking bits that only
+the server knows. So a Guts hand that went out, or won the pot without showing (RULES.md
+5), stays hidden from the others, as does a card a Paiute player drew from the stock and
+kept, or where a card it discarded or showed came from.
 
-The order of a Paiute reshuffle is keyed by another value derived from the secret
-(under another label), `reshuffle_key`, which the history publishes: it orders cards
-that were discarded face up, and tells nothing of the salts.
+A Paiute reshuffle orders the discards (all seen face up) by a key derived from the
+secret under another label (`reshuffle_key`, which never leaves the server). Its
+``reshuffled`` event publishes a commitment of the same kind over the new stock
+(`reshuffle_commitment`: leaves ``sha256(f"r{n}:{j}:{card}:{salt}")``), and the history
+opens to each seat the places of it that the seat drew (`stock_draws_seen`), so nobody
+learns who drew which discard.
 """
 
 from __future__ import annotations
@@ -35,8 +39,6 @@ FORMULA = (
 )
 SALT_DIGITS = 32
 DECK_SIZE = 52
-# the fields of an event's data that hold a card or a list of cards
-_CARD_FIELDS = ("card", "cards", "discard")
 
 
 def _stream(secret: str, label: str, digits: int) -> str:
@@ -74,38 +76,106 @@ def commitment(cards: Sequence[str], secret: str) -> str:
     return root(leaves(cards, secret))
 
 
+def reshuffle_salts(secret: str, number: int, count: int) -> list[str]:
+    """The salts that hide the places 0..count-1 of the deal's `number`-th reshuffled stock."""
+    stream = _stream(secret, f"reshuffle-{number}-salts", count * SALT_DIGITS)
+    return [stream[i : i + SALT_DIGITS] for i in range(0, len(stream), SALT_DIGITS)]
+
+
+def reshuffle_leaves(order: Sequence[str], secret: str, number: int) -> list[str]:
+    """The leaves of a reshuffled stock, top first: sha256 of ``f"r{n}:{j}:{card}:{salt}"``."""
+    salts = reshuffle_salts(secret, number, len(order))
+    return [
+        hashlib.sha256(f"r{number}:{j}:{card}:{salt}".encode()).hexdigest()
+        for j, (card, salt) in enumerate(zip(order, salts, strict=True))
+    ]
+
+
+def reshuffle_commitment(order: Sequence[str], secret: str, number: int) -> str:
+    """What the `reshuffled` event publishes: sha256 of the new stock's leaves joined."""
+    return root(reshuffle_leaves(order, secret, number))
+
+
+def stock_draws_seen(events: Iterable[Mapping[str, Any]]) -> dict[int, list[int]]:
+    """By reshuffle number (1, 2, ...), the places of that stock whose card the reader
+    drew, from the events it may see: the draws from the stock are public, the card
+    drawn only its drawer's (`drew_card`)."""
+    seen: dict[int, list[int]] = {}
+    number, drawn = 0, 0
+    for item in events:
+        kind, data = item.get("type"), item.get("data") or {}
+        if kind == "reshuffled":
+            number, drawn = int(data["number"]), 0
+        elif kind == "drew" and data.get("source") == "stock":
+            drawn += 1
+        elif kind == "drew_card" and number:
+            seen.setdefault(number, []).append(drawn - 1)
+    return seen
+
+
+def reshuffle_proofs(
+    orders: Sequence[Sequence[str]], secret: str, seen: Mapping[int, Sequence[int]]
+) -> list[dict[str, Any]]:
+    """Each reshuffle's commitment and leaves, opening the places in `seen` (by number)."""
+    proofs = []
+    for number, order in enumerate(orders, start=1):
+        salts = reshuffle_salts(secret, number, len(order))
+        leaves_ = reshuffle_leaves(order, secret, number)
+        places = sorted(set(seen.get(number, ())) & set(range(len(order))))
+        proofs.append(
+            {
+                "number": number,
+                "commitment": root(leaves_),
+                "leaves": leaves_,
+                "opened": [{"position": j, "card": order[j], "salt": salts[j]} for j in places],
+            }
+        )
+    return proofs
+
+
 def reshuffle_key(secret: str) -> str:
-    """The key of a Paiute deal's reshuffle order; published by its hand history."""
+    """The key of a Paiute deal's reshuffle order; it never leaves the server."""
     return _stream(secret, "reshuffle", SALT_DIGITS)
 
 
-def cards_in(events: Iterable[Mapping[str, Any]]) -> set[str]:
-    """Every card named in the events' data (hands shown at a showdown included)."""
+def cards_off_the_deck(events: Iterable[Mapping[str, Any]], game: str) -> set[str]:
+    """The cards the reader saw come off the deck, from the events it may see.
+
+    Those are the cards whose places the proof may open to it: its own dealt cards
+    (``cards_dealt``), Paiute's wild card and first discard, its own draws from the
+    deck's stock (``drew_card`` before any reshuffle; a reshuffled stock has proofs of
+    its own), and the hands shown at a Guts showdown (shown as dealt). A Paiute card that
+    is discarded or shown is seen, but not where it came from (dealt, or drawn when), so
+    its place stays closed.
+    """
     found: set[str] = set()
-
-    def take(data: Mapping[str, Any]) -> None:
-        for name in _CARD_FIELDS:
-            value = data.get(name)
-            if isinstance(value, str):
-                found.add(value)
-            elif isinstance(value, list):
-                found.update(card for card in value if isinstance(card, str))
-
+    reshuffled = False
     for item in events:
-        data = item.get("data") or {}
-        take(data)
-        for hand in (data.get("hands") or {}).values() if item.get("type") == "showdown" else ():
-            take(hand)
+        kind, data = item.get("type"), item.get("data") or {}
+        if kind == "cards_dealt":
+            found.update(data.get("cards") or ())
+        elif kind in ("wild_card", "discard_started"):
+            found.add(data["card"])
+        elif kind == "reshuffled":
+            reshuffled = True
+        elif kind == "drew_card" and not reshuffled:
+            found.add(data["card"])
+        elif kind == "showdown" and game == "guts":
+            for hand in (data.get("hands") or {}).values():
+                found.update(hand.get("cards") or ())
     return found
 
 
 def proof(
-    cards: Sequence[str], secret: str, seen: Iterable[str], reshuffles: bool = False
+    cards: Sequence[str],
+    secret: str,
+    seen: Iterable[str],
+    reshuffles: Sequence[Sequence[str]] | None = None,
+    draws_seen: Mapping[int, Sequence[int]] | None = None,
 ) -> dict[str, Any]:
-    """The proof for a reader who saw the cards `seen`: all leaves, those places opened.
-
-    With `reshuffles` (Paiute), also the key of the reshuffle order.
-    """
+    """The proof for a reader who saw the cards `seen` come off the deck: all leaves,
+    those places opened. With `reshuffles` (Paiute: each reshuffled stock, top first),
+    also each reshuffle's proof, opening the places of it in `draws_seen`."""
     places = {card: i for i, card in enumerate(cards)}
     opened = sorted(places[card] for card in set(seen) if card in places)
     all_leaves, salts = leaves(cards, secret), card_salts(secret)
@@ -115,6 +185,6 @@ def proof(
         "leaves": all_leaves,
         "opened": [{"position": i, "card": cards[i], "salt": salts[i]} for i in opened],
     }
-    if reshuffles:
-        result["reshuffle_key"] = reshuffle_key(secret)
+    if reshuffles is not None:
+        result["reshuffles"] = reshuffle_proofs(reshuffles, secret, draws_seen or {})
     return result

@@ -46,9 +46,11 @@ the dealer's left.
 Reshuffling: when a seat must draw from an empty stock, the discard pile but its top card
 becomes the new stock, in the order of ``sha256(key + ":" + str(n) + ":" + card)`` as
 lowercase hex, ascending, for the deal's n-th reshuffle (n = 1, 2, ...), where ``key`` is
-`fairness.reshuffle_key` of the deal's secret salt. Nobody can foresee that order while
-the key is secret, and anyone can recompute it from the key that the hand history
-publishes (the reshuffled cards were all discarded face up). When the stock runs out
+`fairness.reshuffle_key` of the deal's secret salt, which never leaves the server. The
+``reshuffled`` event publishes a commitment to that order
+(`fairness.reshuffle_commitment`), and the hand history opens to each seat the places of
+the new stock it drew, so a seat can check its draws without anyone learning who drew
+which of the (face-up) discards. When the stock runs out
 after ``max_reshuffles`` reshuffles and nobody has called, the deal is void: nobody
 wins, the pot carries.
 
@@ -103,7 +105,8 @@ Events (``data`` fields; all public unless marked private)
 - ``discarded`` {seat, card}.
 - ``called`` {seat, cards, discard, category, description}; ``laid_down`` (a last turn's
   combination) with the same fields.
-- ``reshuffled`` {number, stock} -- stock is the new stock's size, never its order.
+- ``reshuffled`` {number, stock, commitment} -- stock is the new stock's size, never its
+  order; commitment binds that order (`fairness.reshuffle_commitment`).
 - ``timeout`` {seat, reason} with reason ``deadline`` or ``leaving``; the turn's ``drew``,
   ``drew_card`` and ``discarded`` events follow.
 - ``showdown`` {reason: "showdown", hands: {seat: {cards, strength, category, description}}}.
@@ -410,6 +413,7 @@ def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
         "discard_pile": [cards[dealt + 1]],
         "stock": cards[dealt + 2 :],
         "reshuffles": 0,
+        "reshuffle_orders": [],  # each reshuffle's new stock, top first: for the history only
         "turn": None,
         "drawn": None,
         "caller": None,
@@ -764,11 +768,17 @@ def _reshuffle(state: State, events: list[Event]) -> None:
     deal = state["deal"]
     pile: list[str] = deal["discard_pile"]
     deal["reshuffles"] += 1
-    deal["stock"] = reshuffle_order(
-        pile[:-1], fairness.reshuffle_key(deal["salt"]), deal["reshuffles"]
-    )
+    number = deal["reshuffles"]
+    deal["stock"] = reshuffle_order(pile[:-1], fairness.reshuffle_key(deal["salt"]), number)
     deal["discard_pile"] = pile[-1:]
-    events.append(event("reshuffled", {"number": deal["reshuffles"], "stock": len(deal["stock"])}))
+    deal.setdefault("reshuffle_orders", []).append(list(deal["stock"]))
+    committed = fairness.reshuffle_commitment(deal["stock"], deal["salt"], number)
+    events.append(
+        event(
+            "reshuffled",
+            {"number": number, "stock": len(deal["stock"]), "commitment": committed},
+        )
+    )
 
 
 def _put_down(state: State, seat: int, card: str, events: list[Event]) -> None:

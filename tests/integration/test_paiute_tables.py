@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from api import build_service, create_app
+from api.client import FairnessError, HandHistory, verify_fairness
 from api.games.common import FULL_DECK, Deck
 from api.tables import shuffled_deck
 from tests.integration.conftest import Gateway, Player, gateway_settings
@@ -157,12 +159,14 @@ def test_a_deal_with_a_call_last_turns_and_a_showdown(rigged: tuple[Gateway, Dec
     history = gateway.call("GET", f"/v1/tables/{table_id}/hands/1").get_json()
     commitment = history["events"][0]["data"]["commitment"]
     seen = set(opened_cards(history["fairness"], commitment).values())
-    # the wild card, the discards and the laid-down hands; never the dealer's kept cards
-    assert seen == {"7h", "Td", *KINGS, "7c", *HEARTS, "7d", "As"}
+    # to everyone, the places of the cards turned up; a discarded or laid-down card is
+    # seen, but not where it came from (dealt, or drawn when)
+    assert seen == {"7h", "Td"}
     assert history["wild_card"] == "7h"
-    mine = gateway.call("GET", f"/v1/tables/{table_id}/hands/1", one).get_json()
-    assert set(opened_cards(mine["fairness"], commitment).values()) == seen | set(DEALER)
-    assert len(history["fairness"]["reshuffle_key"]) == 32
+    assert history["fairness"]["reshuffles"] == []
+    for seat, own in ((one, {*DEALER, "As"}), (two, {*KINGS, "7c"}), (three, {*HEARTS, "7d"})):
+        mine = gateway.call("GET", f"/v1/tables/{table_id}/hands/1", seat).get_json()
+        assert set(opened_cards(mine["fairness"], commitment).values()) == seen | own
     for viewer in (one, two, three, None):
         transcript.call(viewer, "GET", f"/v1/tables/{table_id}/events")
         transcript.call(viewer, "GET", f"/v1/tables/{table_id}/hands/1")
@@ -252,6 +256,29 @@ def test_reshuffles_then_a_void_deal_carries_the_pot(gateway: Gateway) -> None:
     assert [e["data"]["outcome"] for e in events if e["type"] == "deal_ended"] == ["void"]
     assert table["pot"] == 2
     assert chips(table) == 100
+    # the reshuffle published a commitment; each seat's history opens the places it drew
+    published = next(e for e in events if e["type"] == "reshuffled")["data"]
+    path = f"/v1/tables/{table_id}/hands/1"
+    spectator = gateway.call("GET", path).get_json()["fairness"]["reshuffles"]
+    assert [(r["number"], r["commitment"], r["opened"]) for r in spectator] == [
+        (1, published["commitment"], [])
+    ]
+    drawn_after: set[str] = set()
+    for player in players:
+        body = gateway.call("GET", path, player).get_json()
+        history = HandHistory.from_json(body)
+        report = verify_fairness(history)
+        assert any(check.startswith("reshuffle 1: ") for check in report.checks)
+        (proof,) = history.fairness.reshuffles
+        assert len(proof.opened) >= 10  # about half of the 39 draws from the new stock
+        drawn_after |= {opening.card for opening in proof.opened}
+        forged = replace(proof.opened[0], card=proof.opened[1].card)
+        tampered = replace(proof, opened=(forged, *proof.opened[1:]))
+        with pytest.raises(FairnessError, match="reshuffle 1"):
+            verify_fairness(
+                replace(history, fairness=replace(history.fairness, reshuffles=(tampered,)))
+            )
+    assert len(drawn_after) == published["stock"]  # the two seats drew the whole stock
 
 
 def test_a_missed_turn_is_played_by_the_server(gateway: Gateway) -> None:

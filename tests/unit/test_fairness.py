@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from typing import Any
 
 from api.games import fairness
 from api.games.common import FULL_DECK
@@ -75,11 +76,49 @@ def test_the_proof_opens_exactly_the_cards_seen() -> None:
     assert fairness.proof(cards, SECRET, set())["opened"] == []
 
 
-def test_a_paiute_proof_gives_the_reshuffle_key() -> None:
+def test_a_paiute_proof_proves_each_reshuffle_and_opens_the_readers_draws() -> None:
     cards = shuffled(3)
-    proof = fairness.proof(cards, SECRET, {cards[10]}, reshuffles=True)
-    expected = hashlib.shake_256(f"cardroom:reshuffle:{SECRET}".encode()).hexdigest(16)
-    assert proof["reshuffle_key"] == expected
+    first, second = cards[20:30], cards[30:36]
+    proof = fairness.proof(cards, SECRET, {cards[10]}, [first, second], {1: [0, 3], 2: [9]})
+    one, two = proof["reshuffles"]
+    stream = hashlib.shake_256(f"cardroom:reshuffle-1-salts:{SECRET}".encode()).hexdigest(160)
+    salts = [stream[32 * j : 32 * (j + 1)] for j in range(10)]
+    leaves = [
+        hashlib.sha256(f"r1:{j}:{card}:{salts[j]}".encode()).hexdigest()
+        for j, card in enumerate(first)
+    ]
+    assert one == {
+        "number": 1,
+        "commitment": hashlib.sha256(",".join(leaves).encode()).hexdigest(),
+        "leaves": leaves,
+        "opened": [{"position": j, "card": first[j], "salt": salts[j]} for j in (0, 3)],
+    }
+    assert one["commitment"] == fairness.reshuffle_commitment(first, SECRET, 1)
+    assert two["number"] == 2
+    assert two["opened"] == []  # place 9 is past the end of a stock of 6
+    assert "reshuffle_key" not in proof
+    assert fairness.reshuffle_key(SECRET) not in str(proof)
+    assert "reshuffles" not in fairness.proof(cards, SECRET, set())
+
+
+def test_the_draws_a_reader_saw_from_each_reshuffled_stock() -> None:
+    def drew(seat: int, card: str | None = None) -> list[dict[str, Any]]:
+        public = {"type": "drew", "data": {"seat": seat, "source": "stock"}}
+        own = {"type": "drew_card", "data": {"seat": seat, "card": card}}
+        return [public, own] if card else [public]
+
+    events = [
+        *drew(1, "2c"),  # the deck's stock: not a reshuffle's
+        {"type": "reshuffled", "data": {"number": 1, "stock": 5}},
+        *drew(1, "3c"),
+        *drew(2),
+        {"type": "drew", "data": {"seat": 1, "source": "discard", "card": "9d"}},
+        *drew(1, "4c"),
+        {"type": "reshuffled", "data": {"number": 2, "stock": 3}},
+        *drew(2),
+        *drew(1, "5c"),
+    ]
+    assert fairness.stock_draws_seen(events) == {1: [0, 2], 2: [1]}
 
 
 def test_an_unopened_leaf_cannot_be_matched_to_a_card_without_its_salt() -> None:
@@ -90,20 +129,28 @@ def test_an_unopened_leaf_cannot_be_matched_to_a_card_without_its_salt() -> None
     assert leaves[0] not in guesses
 
 
-def test_cards_are_found_in_the_fields_that_hold_cards() -> None:
+def test_the_places_opened_are_those_of_cards_seen_coming_off_the_deck() -> None:
     events = [
         {"type": "deal_started", "data": {"players": [1, 2], "cards": 3, "commitment": "ab"}},
         {"type": "dealt", "data": {"players": [1, 2], "cards": 5}},
         {"type": "cards_dealt", "data": {"seat": 1, "cards": ["Ah", "Kd", "2c"]}},
-        {"type": "wild_card", "data": {"card": "7h", "rank": "7"}},
+        {"type": "wild_card", "data": {"card": "7h", "rank": 7}},
+        {"type": "discard_started", "data": {"card": "8h"}},
+        {"type": "drew_card", "data": {"seat": 1, "card": "Qs"}},
         {"type": "drew", "data": {"seat": 2, "source": "discard", "card": "Td"}},
+        {"type": "discarded", "data": {"seat": 2, "card": "4d"}},
         {"type": "called", "data": {"seat": 2, "cards": ["9s", "9c"], "discard": "3s"}},
         {"type": "left", "data": {"seat": 3, "name": "Qs", "reason": "left"}},
+        {"type": "reshuffled", "data": {"number": 1, "stock": 9}},
+        {"type": "drew_card", "data": {"seat": 1, "card": "4d"}},
         {
             "type": "showdown",
             "data": {"reason": "showdown", "hands": {"1": {"cards": ["Jc"]}, "ghost": {}}},
         },
-        {"type": "declared", "data": {"seat": 1}},
     ]
-    assert fairness.cards_in(events) == {"Ah", "Kd", "2c", "7h", "Td", "9s", "9c", "3s", "Jc"}
-    assert fairness.cards_in([]) == set()
+    # Paiute: discards, shown and reshuffled cards were seen, not where they came from
+    assert fairness.cards_off_the_deck(events, "paiute") == {"Ah", "Kd", "2c", "7h", "8h", "Qs"}
+    # Guts: the hands shown at a showdown are the hands as dealt
+    guts = fairness.cards_off_the_deck(events, "guts")
+    assert guts == {"Ah", "Kd", "2c", "7h", "8h", "Qs", "Jc"}
+    assert fairness.cards_off_the_deck([], "guts") == set()

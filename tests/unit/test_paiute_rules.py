@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from api.games import paiute
+from api.games import fairness, paiute
 from api.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
 from tests.unit.test_guts_rules import assert_refused, commitment, make_deck, types
 
@@ -668,9 +668,14 @@ def test_an_empty_stock_is_made_again_from_the_discard_pile_but_its_top() -> Non
     expected = sha_order(pile[:-1], key, 1)
     assert events[0] == {
         "type": "reshuffled",
-        "data": {"number": 1, "stock": len(expected)},
+        "data": {
+            "number": 1,
+            "stock": len(expected),
+            "commitment": fairness.reshuffle_commitment(expected, SALT, 1),
+        },
         "visible_to": None,
     }
+    assert state["deal"]["reshuffle_orders"] == [expected]
     assert hand(state, seat)[-1] == expected[0]
     assert state["deal"]["stock"] == expected[1:]
     assert state["deal"]["discard_pile"] == pile[-1:]
