@@ -201,7 +201,9 @@ def canonical_card(text: str, field: str) -> str:
     return rank + suit
 
 
-_ENTITY_TAG = re.compile(r'\s*(W/)?"([\x21\x23-\x7e\x80-\xff]*)"\s*')
+# one element of a list of entity tags: optional whitespace, an optional tag (a comma is
+# allowed inside its quotes), optional whitespace, then a comma or the end (RFC 9110, 5.6.1)
+_ENTITY_TAG_ELEMENT = re.compile(r'[ \t]*(?:(W/)?"([\x21\x23-\x7e\x80-\xff]*)")?[ \t]*(?:,|\Z)')
 
 
 def entity_tags(header: str) -> list[tuple[bool, str]] | None:
@@ -210,13 +212,14 @@ def entity_tags(header: str) -> list[tuple[bool, str]] | None:
     if header.strip() == "*":
         return []
     tags = []
-    for item in header.split(","):
-        if not item.strip():
-            continue  # empty list elements are allowed (RFC 9110, 5.6.1)
-        match = _ENTITY_TAG.fullmatch(item)
-        if match is None:
+    position = 0
+    while position < len(header):
+        match = _ENTITY_TAG_ELEMENT.match(header, position)
+        if match is None or match.end() == position:
             return None
-        tags.append((match.group(1) is not None, match.group(2)))
+        if match.group(2) is not None:  # empty list elements are allowed
+            tags.append((match.group(1) is not None, match.group(2)))
+        position = match.end()
     return tags or None
 
 

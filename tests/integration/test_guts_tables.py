@@ -209,6 +209,9 @@ def test_etag_and_if_match(gateway: Gateway) -> None:
     # If-Match compares strongly (RFC 9110, 13.1.1): a weak tag never matches
     weak = gateway.call("POST", actions, bob, json=declare, headers={"If-Match": f"W/{current}"})
     problem(weak, 412, "stale_version")
+    # a comma may stand inside an entity tag: another table's tag, not a malformed list
+    other = gateway.call("POST", actions, bob, json=declare, headers={"If-Match": '"4,5"'})
+    problem(other, 412, "stale_version")
     for malformed in ("4", '"4', "W/", '"4" "5"'):
         refused = gateway.call("POST", actions, bob, json=declare, headers={"If-Match": malformed})
         assert problem(refused, 400, "invalid_parameter")["field"] == "If-Match"

@@ -31,6 +31,7 @@ from api.errors import (
 )
 from api.games.common import RuleError
 from api.schemas import field_path, parse_json_body, validate_body, validator_for
+from api.tables import entity_tags
 
 JSON = "application/json"
 
@@ -348,6 +349,28 @@ def test_problem_response_shape() -> None:
         "instance": "/v1/tables",
         "expected": "integer",
     }
+
+
+@pytest.mark.parametrize(
+    ("header", "tags"),
+    [
+        ('"5"', [(False, "5")]),
+        ('W/"5", "6"', [(True, "5"), (False, "6")]),
+        ('"a,b"', [(False, "a,b")]),  # a comma inside the quotes is part of the tag
+        ('"a,b", W/"c"', [(False, "a,b"), (True, "c")]),
+        (' , "7" ,', [(False, "7")]),  # empty list elements are allowed
+        ('"5",,"6"', [(False, "5"), (False, "6")]),
+        ("*", []),
+        ('"5" "6"', None),
+        ("5", None),
+        ('"5', None),
+        ('"x"y', None),
+        ("  ", None),
+        ('"5"\n', None),
+    ],
+)
+def test_entity_tag_lists_follow_rfc_9110(header: str, tags: list[tuple[bool, str]] | None) -> None:
+    assert entity_tags(header) == tags
 
 
 def test_problem_response_headers_and_no_field() -> None:
