@@ -184,7 +184,8 @@ def check_fairness(
     count = sum(len(dealt[seat]) for seat in own)
     say(f"  fairness: the {count} cards dealt are at the deck's places in dealing order")
     opened = len(history.fairness.opened)
-    say(f"  fairness: a spectator sees {opened} cards opened (those shown), 52 - {opened} hidden")
+    say(f"  fairness: a spectator's proof opens {opened} places: cards it saw come off the deck")
+    say(f"  fairness: the other {52 - opened} places stay hidden from a spectator")
     for check in report.checks:
         say(f"    checked: {check}")
 

@@ -87,6 +87,7 @@ def test_a_forged_fairness_proof_is_caught() -> None:
     lines: list[str] = []
     demo.check_fairness(history(), own, commitment, dealt, lines.append)
     assert "  fairness: the 4 cards dealt are at the deck's places in dealing order" in lines
+    assert "  fairness: the other 52 places stay hidden from a spectator" in lines
     with pytest.raises(demo.DemoError, match="FAILED"):
         demo.check_fairness(history(), own, "0" * 64, dealt, lambda _: None)
     wrong = {1: ("Ah", "Kh"), 2: deck[1:4:2]}
