@@ -46,24 +46,36 @@ def _stream(secret: str, label: str, digits: int) -> str:
     return hashlib.shake_256(f"cardroom:{label}:{secret}".encode()).hexdigest(digits // 2)
 
 
-def card_salts(secret: str) -> list[str]:
-    """The salts that hide the cards at places 0..51 of a deal with this secret."""
-    stream = _stream(secret, "card-salts", DECK_SIZE * SALT_DIGITS)
+def _salts(secret: str, label: str, count: int) -> list[str]:
+    stream = _stream(secret, label, count * SALT_DIGITS)
     return [stream[i : i + SALT_DIGITS] for i in range(0, len(stream), SALT_DIGITS)]
 
 
-def leaf(position: int, card: str, salt: str) -> str:
-    """The leaf of one place: sha256 hex of ``f"{position}:{card}:{salt}"``."""
-    return hashlib.sha256(f"{position}:{card}:{salt}".encode()).hexdigest()
+def card_salts(secret: str) -> list[str]:
+    """The salts that hide the cards at places 0..51 of a deal with this secret."""
+    return _salts(secret, "card-salts", DECK_SIZE)
+
+
+def reshuffle_salts(secret: str, number: int, count: int) -> list[str]:
+    """The salts that hide the places 0..count-1 of the deal's `number`-th reshuffled stock."""
+    return _salts(secret, f"reshuffle-{number}-salts", count)
+
+
+def leaf(position: int, card: str, salt: str, prefix: str = "") -> str:
+    """The leaf of one place: sha256 hex of ``f"{prefix}{position}:{card}:{salt}"`` (the
+    prefix is ``r{n}:`` for the n-th reshuffled stock, empty for the deck)."""
+    return hashlib.sha256(f"{prefix}{position}:{card}:{salt}".encode()).hexdigest()
+
+
+def _leaves(cards: Sequence[str], salts: Sequence[str], prefix: str = "") -> list[str]:
+    return [
+        leaf(i, card, salt, prefix) for i, (card, salt) in enumerate(zip(cards, salts, strict=True))
+    ]
 
 
 def leaves(cards: Sequence[str], secret: str) -> list[str]:
     """The 52 leaves of a deck, in dealing order."""
-    sha256 = hashlib.sha256
-    return [
-        sha256(f"{i}:{card}:{salt}".encode()).hexdigest()
-        for i, (card, salt) in enumerate(zip(cards, card_salts(secret), strict=True))
-    ]
+    return _leaves(cards, card_salts(secret))
 
 
 def root(all_leaves: Sequence[str]) -> str:
@@ -76,24 +88,26 @@ def commitment(cards: Sequence[str], secret: str) -> str:
     return root(leaves(cards, secret))
 
 
-def reshuffle_salts(secret: str, number: int, count: int) -> list[str]:
-    """The salts that hide the places 0..count-1 of the deal's `number`-th reshuffled stock."""
-    stream = _stream(secret, f"reshuffle-{number}-salts", count * SALT_DIGITS)
-    return [stream[i : i + SALT_DIGITS] for i in range(0, len(stream), SALT_DIGITS)]
-
-
 def reshuffle_leaves(order: Sequence[str], secret: str, number: int) -> list[str]:
     """The leaves of a reshuffled stock, top first: sha256 of ``f"r{n}:{j}:{card}:{salt}"``."""
-    salts = reshuffle_salts(secret, number, len(order))
-    return [
-        hashlib.sha256(f"r{number}:{j}:{card}:{salt}".encode()).hexdigest()
-        for j, (card, salt) in enumerate(zip(order, salts, strict=True))
-    ]
+    return _leaves(order, reshuffle_salts(secret, number, len(order)), f"r{number}:")
 
 
 def reshuffle_commitment(order: Sequence[str], secret: str, number: int) -> str:
     """What the `reshuffled` event publishes: sha256 of the new stock's leaves joined."""
     return root(reshuffle_leaves(order, secret, number))
+
+
+def _opened(
+    cards: Sequence[str], salts: Sequence[str], places: Iterable[int], prefix: str = ""
+) -> dict[str, Any]:
+    """Leaves over `cards`, their root, and the openings of `places` (in order)."""
+    all_leaves = _leaves(cards, salts, prefix)
+    return {
+        "commitment": root(all_leaves),
+        "leaves": all_leaves,
+        "opened": [{"position": i, "card": cards[i], "salt": salts[i]} for i in sorted(places)],
+    }
 
 
 def stock_draws_seen(events: Iterable[Mapping[str, Any]]) -> dict[int, list[int]]:
@@ -117,20 +131,18 @@ def reshuffle_proofs(
     orders: Sequence[Sequence[str]], secret: str, seen: Mapping[int, Sequence[int]]
 ) -> list[dict[str, Any]]:
     """Each reshuffle's commitment and leaves, opening the places in `seen` (by number)."""
-    proofs = []
-    for number, order in enumerate(orders, start=1):
-        salts = reshuffle_salts(secret, number, len(order))
-        leaves_ = reshuffle_leaves(order, secret, number)
-        places = sorted(set(seen.get(number, ())) & set(range(len(order))))
-        proofs.append(
-            {
-                "number": number,
-                "commitment": root(leaves_),
-                "leaves": leaves_,
-                "opened": [{"position": j, "card": order[j], "salt": salts[j]} for j in places],
-            }
-        )
-    return proofs
+    return [
+        {
+            "number": number,
+            **_opened(
+                order,
+                reshuffle_salts(secret, number, len(order)),
+                set(seen.get(number, ())) & set(range(len(order))),
+                f"r{number}:",
+            ),
+        }
+        for number, order in enumerate(orders, start=1)
+    ]
 
 
 def reshuffle_key(secret: str) -> str:
@@ -177,14 +189,8 @@ def proof(
     those places opened. With `reshuffles` (Paiute: each reshuffled stock, top first),
     also each reshuffle's proof, opening the places of it in `draws_seen`."""
     places = {card: i for i, card in enumerate(cards)}
-    opened = sorted(places[card] for card in set(seen) if card in places)
-    all_leaves, salts = leaves(cards, secret), card_salts(secret)
-    result: dict[str, Any] = {
-        "formula": FORMULA,
-        "commitment": root(all_leaves),
-        "leaves": all_leaves,
-        "opened": [{"position": i, "card": cards[i], "salt": salts[i]} for i in opened],
-    }
+    opened = {places[card] for card in set(seen) if card in places}
+    result: dict[str, Any] = {"formula": FORMULA, **_opened(cards, card_salts(secret), opened)}
     if reshuffles is not None:
         result["reshuffles"] = reshuffle_proofs(reshuffles, secret, draws_seen or {})
     return result
