@@ -88,6 +88,8 @@ class Plan:
     step_tables: int = 400
     # --scaling: the worker counts tried with each worker class
     scaling_workers: tuple[int, ...] = (1, 2, 4)
+    # --profile: deals profiled (their declares, then their showdowns)
+    profile_deals: int = 60
 
 
 FULL = Plan(5, 2.0, 16, 3.0, (10, 1_000, 10_000), 2.0)
@@ -95,7 +97,7 @@ QUICK = Plan(5, 0.6, 8, 1.0, (10, 1_000), 0.8, gc_pairs=2, gc_tables_per_client=
              step_tables=200)  # fmt: skip
 # every part once, as briefly as it runs: proves the benchmark works, measures nothing
 SMOKE = Plan(1, 0.2, 2, 0.5, (10,), 0.3, gc_pairs=1, gc_tables_per_client=1, gc_deals=1,
-             step_tables=4, scaling_workers=(2,))  # fmt: skip
+             step_tables=4, scaling_workers=(2,), profile_deals=3)  # fmt: skip
 
 
 # --------------------------------------------------------------------- statistics
@@ -731,7 +733,9 @@ def main() -> None:
             from bench.gateway_inprocess import profile_moves
 
             log("profiling a move and a showdown in process")
-            results["profiles"] = profile_moves(service.redis.url, service.evaluator.address, 60)
+            results["profiles"] = profile_moves(
+                service.redis.url, service.evaluator.address, plan.profile_deals
+            )
         if arguments.steps:
             from bench.gateway_steps import step_costs
 

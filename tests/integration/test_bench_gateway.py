@@ -17,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_gateway_benchmark_runs_every_part() -> None:
     finished = subprocess.run(
-        [sys.executable, "-m", "bench.gateway_bench", "--smoke", "--gc", "--steps", "--scaling"],
+        [
+            *(sys.executable, "-m", "bench.gateway_bench", "--smoke"),
+            *("--gc", "--steps", "--scaling", "--profile"),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -63,6 +66,10 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
     assert all(figure["median"] > 0 for figure in steps["steps"].values()), steps["steps"]
     timed = sum(figure["median"] for figure in steps["steps"].values())
     assert timed <= steps["declare_timed"]["median"] * 1.01
+    # --profile: a pyinstrument profile of plain declares and of declares that settle
+    profiles = results["profiles"]
+    assert set(profiles) == {"declare", "declare that settles (showdown)"}
+    assert all("TableService.act" in text for text in profiles.values()), profiles
     # --scaling: each worker class (the smoke run tries 2 workers of each), no error
     assert [row["config"] for row in results["scaling"]] == [
         "gthread, 2 worker(s) x 32 threads",
