@@ -13,9 +13,11 @@ if TYPE_CHECKING:  # the pure game modules under api.games must import without F
 
 def build_service(settings: Settings) -> TableService:
     """The table service with its Redis and evaluator clients."""
+    from api.batching import batcher_for
     from api.evaluator_client import EvaluatorClient, EvaluatorTls
     from api.store import WAITING_CONNECTIONS, TableStore, connect
     from api.tables import TableService
+    from api.telemetry import REDIS_BATCHES
 
     tls = None
     if settings.evaluator_tls_ca:
@@ -26,9 +28,11 @@ def build_service(settings: Settings) -> TableService:
             settings.evaluator_tls_server_name,
         )
     evaluator = EvaluatorClient(settings.evaluator_addr, settings.evaluator_timeout, tls)
+    client = connect(settings.redis_url, settings.redis_cluster)
     store = TableStore(
-        connect(settings.redis_url, settings.redis_cluster),
+        client,
         connect(settings.redis_url, settings.redis_cluster, WAITING_CONNECTIONS),
+        batcher_for(client, settings.redis_batch, REDIS_BATCHES.observe),
     )
     return TableService(
         store,

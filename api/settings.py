@@ -60,6 +60,9 @@ class Settings:
     closed_record_seconds: int = 30 * 86_400
     # Moves on the last warm_tables tables a process changed skip the read (api.warm).
     warm_tables: int = 1000
+    # A gevent worker sends the Redis commands its requests make meanwhile as one batch
+    # while another batch is on the wire (api.batching).
+    redis_batch: bool = True
     # Abuse limits (api.ratelimit), each per rate_limit_window seconds; 0 turns one off.
     # An address may be a NAT or an office, so it gets ten seats' worth of requests.
     rate_limit_per_address: int = 12_000
@@ -103,6 +106,7 @@ class Settings:
                 _number(env, "CLOSED_RECORD_SECONDS", cls.closed_record_seconds, 60, 365 * 86_400)
             ),
             warm_tables=int(_number(env, "WARM_TABLES", cls.warm_tables, 0, 10**6)),
+            redis_batch=_flag(env, "REDIS_BATCH", cls.redis_batch),
             rate_limit_per_address=int(
                 _number(env, "RATE_LIMIT_PER_ADDRESS", cls.rate_limit_per_address, 0, 10**9)
             ),

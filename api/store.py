@@ -48,6 +48,7 @@ import redis.cluster
 from redis.commands.core import Script
 
 from api import jsonio
+from api.batching import Command, CommandBatcher, send_now
 
 RedisClient = redis.Redis | redis.cluster.RedisCluster
 
@@ -334,17 +335,40 @@ def _record(table_id: str, values: Sequence[Any]) -> TableRecord | None:
 class TableStore:
     """The Redis side of tables; every method is one or a few round trips."""
 
-    def __init__(self, client: RedisClient, waiting: RedisClient | None = None) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        waiting: RedisClient | None = None,
+        batcher: CommandBatcher | None = None,
+    ) -> None:
         """Use `client` (a Redis or RedisCluster client with decode_responses=True).
 
         `waiting`, a client of the same Redis with a pool of its own, serves the reads
         that wait for events (`events_after` with a block); by default, `client`.
+        `batcher` (`api.batching`, over `client`) sends the commits and the reads of
+        moves; without one they are sent at once.
         """
         self.client = client
         self.waiting = client if waiting is None else waiting
         self.cluster = isinstance(client, redis.cluster.RedisCluster)
         self._commit = client.register_script(_COMMIT)
         self._reschedule = client.register_script(_RESCHEDULE)
+        self._batcher = batcher
+
+    def _send(self, commands: Sequence[Command]) -> list[Any]:
+        """Replies to `commands`, an error reply as its exception: batched with other
+        requests' commands in a gevent worker (`api.batching`), else sent at once."""
+        if self._batcher is not None:
+            return self._batcher.send(commands)
+        return send_now(self.client, commands)
+
+    def _replies(self, commands: Sequence[Command]) -> list[Any]:
+        """`_send`, raising the first error reply."""
+        replies = self._send(commands)
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
 
     def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         """EVALSHA of a registered script, loading it first if Redis does not know it.
@@ -353,12 +377,14 @@ class TableStore:
         which cost a move several microseconds more for the same command.
         """
         command = ("EVALSHA", script.sha, len(keys), *keys, *args)
-        try:
-            return self.client.execute_command(*command)  # type: ignore[no-untyped-call]
-        except redis.exceptions.NoScriptError:
+        reply = self._send([command])[0]
+        if isinstance(reply, redis.exceptions.NoScriptError):
             # a restarted or flushed Redis: a refused EVALSHA ran nothing, so send it again
             self.client.script_load(script.script)
-            return self.client.execute_command(*command)  # type: ignore[no-untyped-call]
+            reply = self._send([command])[0]
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
 
     def ping(self) -> None:
         """Raise unless Redis answers."""
@@ -366,9 +392,8 @@ class TableStore:
 
     def load(self, table_id: str) -> TableRecord | None:
         """The table's state, version and last event id, or None if there is no such table."""
-        return _record(
-            table_id, cast(list[Any], self.client.hmget(table_key(table_id), _TABLE_FIELDS))
-        )
+        (reply,) = self._replies([("HMGET", table_key(table_id), *_TABLE_FIELDS)])
+        return _record(table_id, reply)
 
     def read(
         self,
@@ -382,15 +407,14 @@ class TableStore:
         With `all_players`, every seat token's entry is read (a few hundred bytes more),
         for a caller that keeps them (`api.warm`).
         """
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hmget(table_key(table_id), _TABLE_FIELDS)
+        commands: list[Command] = [("HMGET", table_key(table_id), *_TABLE_FIELDS)]
         if all_players:
-            pipe.hgetall(tokens_key(table_id))
+            commands.append(("HGETALL", tokens_key(table_id)))
         elif token is not None:
-            pipe.hget(tokens_key(table_id), token_digest(token))
+            commands.append(("HGET", tokens_key(table_id), token_digest(token)))
         if replay_key is not None:
-            pipe.get(replay_key)
-        replies = cast(list[Any], pipe.execute())
+            commands.append(("GET", replay_key))
+        replies = self._replies(commands)
         read = MoveRead(_record(table_id, replies[0]))
         position = 1
         if all_players:

@@ -38,6 +38,13 @@ WARM_MOVES = Counter(
     ["result"],
     registry=REGISTRY,
 )
+REDIS_BATCHES = Histogram(
+    "cardroom_redis_batch_requests",
+    "Requests whose Redis commands went to Redis together, per batch a gevent worker"
+    " sent (api.batching); 1 when no other batch was on the wire.",
+    buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32, 64),
+    registry=REGISTRY,
+)
 GC_PAUSES = Histogram(
     "cardroom_gc_pause_seconds",
     "Time the process stood still collecting garbage, by generation (api.gc_policy).",

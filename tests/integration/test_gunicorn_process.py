@@ -81,6 +81,15 @@ def test_two_workers_play_a_deal_and_stop_cleanly(
             return next((line for line in text.splitlines() if line.startswith(wanted)), None)
 
         assert wait_for(gc_pauses, seconds=10) is not None
+        # a gevent worker sends its moves' Redis commands through the batcher, which
+        # counts every batch (api.batching); the page shows the worker that answers it
+        batched = 0.0
+        for _ in range(20):
+            with urllib.request.urlopen(base + "/metrics", timeout=30) as response:
+                for line in response.read().decode().splitlines():
+                    if line.startswith("cardroom_redis_batch_requests_count "):
+                        batched = max(batched, float(line.split()[1]))
+        assert batched > 0
     finally:
         assert gateway.stop() == 0
     # the master names the address, though with SO_REUSEPORT it holds no socket itself

@@ -1,0 +1,79 @@
+"""Group commit (api.batching) in a gevent process, as in a gateway worker, on a real
+Redis: each request gets its own replies and errors, whatever shares its batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def probe(redis_process: Any) -> dict[str, Any]:
+    import redis
+
+    redis.Redis.from_url(redis_process.url).flushall()
+    finished = subprocess.run(
+        [sys.executable, "-m", "tests.integration.batching_probe", redis_process.url],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'protos'}"},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr[-4000:]
+    result: dict[str, Any] = json.loads(finished.stdout)
+    return result
+
+
+def test_requests_made_at_once_share_batches_and_each_gets_its_replies(
+    probe: dict[str, Any],
+) -> None:
+    seen = probe["concurrent"]
+    assert seen["right"] == 300
+    assert seen["requests"] == seen["observed"] == 300
+    # the first request goes out alone; the 299 made while it was on the wire, together
+    assert seen["batches"] < 300
+    assert seen["largest"] > 1
+    assert seen["idle"]
+
+
+def test_a_request_made_alone_goes_out_at_once_on_its_own(probe: dict[str, Any]) -> None:
+    assert probe["sequential"] == {"right": True, "sizes": [1] * 20}
+
+
+def test_an_error_reply_is_its_own_requests_only(probe: dict[str, Any]) -> None:
+    seen = probe["errors"]
+    assert seen["one_batch"]  # the three requests went out together
+    assert seen["kinds"] == [["ResponseError"], ["NoScriptError"], ["int", "ResponseError"]]
+    assert seen["counter"] == 1
+
+
+def test_scripts_a_redis_forgot_are_loaded_again_for_every_request(
+    probe: dict[str, Any],
+) -> None:
+    # the table does not exist, so each compare-and-set answers 0, none raises NOSCRIPT
+    assert probe["scripts_flushed"]["answers"] == [False]
+
+
+def test_without_redis_every_request_fails_and_none_waits_forever(probe: dict[str, Any]) -> None:
+    assert probe["redis_down"] == {"finished": 10, "errors": ["ConnectionError"], "idle": True}
+
+
+def test_greenlets_killed_in_the_queue_leave_the_others_answered(probe: dict[str, Any]) -> None:
+    seen = probe["interrupted"]
+    assert seen["answers"] == ["GreenletExit", ["1"], ["2"], "GreenletExit", ["4"], ["5"]]
+    assert seen["after"] == ["after"]
+    assert seen["idle"]
+
+
+def test_no_batching_when_off_or_on_a_cluster(probe: dict[str, Any]) -> None:
+    assert probe["not_batched"] == {"off": True, "cluster": True}
