@@ -16,7 +16,11 @@ command. A `CommandBatcher` keeps at most one batch in flight per worker:
 
 Commands in a batch are independent: each is answered as if sent alone (a pipeline
 without a transaction); a connection that fails fails the whole batch, as it would
-have failed each command on it.
+have failed each command on it. Since only the leader sends, the batcher has a
+connection of its own, outside the client's pool: no pool checkout and no check of
+the connection for unread replies before each command (a poll of its socket), which
+cost a command about as much again as the rest of the client's work. The client's
+retry policy applies to it as to the pool's connections.
 
 Only for a gevent worker (the standard library patched), where a waiting greenlet
 costs little: a threaded worker, a Redis Cluster and processes without gevent send
@@ -32,8 +36,6 @@ from typing import Any, cast
 import redis
 
 Command = Sequence[Any]
-# a request's commands -> their replies, in order; an error reply as its exception
-Send = Callable[[Sequence[Command]], list[Any]]
 
 
 class _Slot:
@@ -60,6 +62,8 @@ class CommandBatcher:
         from gevent.hub import Waiter, get_hub
 
         self._client = client
+        pool = client.connection_pool
+        self._connection = pool.connection_class(**pool.connection_kwargs)
         self._observe = observe
         self._waiter = Waiter
         self._hub = get_hub
@@ -129,8 +133,12 @@ class CommandBatcher:
         self.requests += len(batch)
         if self._observe is not None:
             self._observe(len(batch))
+        connection = self._connection
+        commands = [command for slot in batch for command in slot.commands]
         try:
-            replies = send_now(self._client, [c for slot in batch for c in slot.commands])
+            replies = connection.retry.call_with_retry(
+                lambda: self._exchange(commands), lambda _: connection.disconnect()
+            )
         except Exception as error:  # the connection failed: every command shares it
             for slot in batch:
                 slot.error = error
@@ -145,6 +153,23 @@ class CommandBatcher:
         for slot in batch:
             slot.replies = replies[start : start + len(slot.commands)]
             start += len(slot.commands)
+
+    def _exchange(self, commands: list[Command]) -> list[Any]:
+        """Write `commands` at once and read their replies, as a pipeline does."""
+        connection = self._connection
+        try:
+            connection.send_packed_command(connection.pack_commands(commands))
+            replies: list[Any] = []
+            for command in commands:
+                try:
+                    replies.append(self._client.parse_response(connection, command[0]))  # type: ignore[no-untyped-call]
+                except redis.exceptions.ResponseError as error:
+                    replies.append(error)
+        except BaseException:
+            # replies may be left unread on it: the next batch reconnects
+            connection.disconnect()
+            raise
+        return replies
 
 
 def send_now(client: Any, commands: Sequence[Command]) -> list[Any]:
