@@ -114,11 +114,13 @@ class CommandBatcher:
         try:
             self._send(batch)
         finally:
+            # the next batch's leader first: it sends its batch before the greenlets of
+            # this one go on with their requests, so that Redis has work meanwhile
+            self._pass_lead()
             loop = self._hub().loop
             for slot in batch:
                 if slot.waiter is not None and not slot.leading:
                     loop.run_callback(slot.waiter.switch, False)
-            self._pass_lead()
 
     def _pass_lead(self) -> None:
         if self._queue:
