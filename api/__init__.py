@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     install_error_handlers(app)
     install_store_errors(app)
     install_metrics(app)
-    install_rate_limits(app, settings, service.store.client)
+    install_rate_limits(app, settings, service.store)
     install_body_limit(app)
     app.register_blueprint(system_blueprint)
     app.register_blueprint(tables_blueprint)

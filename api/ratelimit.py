@@ -6,7 +6,8 @@ seconds. A bucket is one Redis key holding its "theoretical arrival time" in
 milliseconds of the Redis server's clock, so every gunicorn worker and every gateway
 process shares it and no two clocks need to agree. One Lua script checks and updates
 one bucket; the address and token buckets of a request go in one pipelined round trip
-(on a Redis Cluster, one call per bucket: they live on different slots).
+(in a gevent worker, batched with other requests' commands: `api.batching`; on a
+Redis Cluster, one call per bucket: they live on different slots).
 
 Keys (each its own hash tag, so a bucket lives on one Redis Cluster slot and the
 buckets spread over the cluster; each expires when its bucket is full again):
@@ -25,21 +26,23 @@ chunked body that runs past the limit (413 body_too_large) instead of cutting it
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import redis
 import redis.cluster
 from flask import Flask, request
 
+from api.batching import Command, send_now
 from api.errors import ApiError, problem
 from api.settings import Settings
-from api.store import RedisClient
+from api.store import RedisClient, TableStore
 
 log = logging.getLogger("cardroom.gateway")
 
@@ -132,11 +135,22 @@ def bearer_token(header: str | None) -> str | None:
 class RateLimiter:
     """GCRA buckets in Redis, shared by every process of the gateway."""
 
-    def __init__(self, client: RedisClient, window_seconds: float) -> None:
-        """A limiter over `client` whose limits are per `window_seconds`."""
+    def __init__(
+        self,
+        client: RedisClient,
+        window_seconds: float,
+        send: Callable[[Sequence[Command]], list[Any]] | None = None,
+    ) -> None:
+        """A limiter over `client` whose limits are per `window_seconds`.
+
+        On a single Redis the buckets' scripts go out through `send` (`TableStore.send`:
+        in a gevent worker, batched with other requests' commands, `api.batching`);
+        without it, as a pipeline of their own.
+        """
         self.client = client
         self.window_ms = max(1, round(window_seconds * 1000))
         self.script = client.register_script(_GCRA)
+        self._send = send if send is not None else functools.partial(send_now, client)
 
     def check(self, buckets: Sequence[tuple[str, int]]) -> list[Verdict]:
         """Count one request against each (key, limit) bucket (one round trip on one node)."""
@@ -147,23 +161,22 @@ class RateLimiter:
                 self.script(keys=[key], args=[self.window_ms, limit]) for key, limit in buckets
             ]
         else:
-            try:
-                replies = self._pipelined(buckets)
-            except redis.exceptions.NoScriptError:
-                # a failed pipeline ran none of its scripts: load it and send them again
+            commands = [
+                ("EVALSHA", self.script.sha, 1, key, self.window_ms, limit)
+                for key, limit in buckets
+            ]
+            replies = self._send(commands)
+            if any(isinstance(reply, redis.exceptions.NoScriptError) for reply in replies):
+                # a restarted or flushed Redis: a refused EVALSHA counted nothing
                 self.client.script_load(_GCRA)
-                replies = self._pipelined(buckets)
+                replies = self._send(commands)
+            for reply in replies:
+                if isinstance(reply, Exception):
+                    raise reply
         return [
             Verdict(bool(reply[0]), limit, int(reply[1]), int(reply[2]), int(reply[3]))
             for (_, limit), reply in zip(buckets, replies, strict=True)
         ]
-
-    def _pipelined(self, buckets: Sequence[tuple[str, int]]) -> list[Any]:
-        """The buckets' scripts by their digest (EVALSHA), in one pipeline."""
-        pipe = self.client.pipeline(transaction=False)
-        for key, limit in buckets:
-            pipe.evalsha(self.script.sha, 1, key, self.window_ms, limit)
-        return cast(list[Any], pipe.execute())
 
 
 def rate_limited(verdict: Verdict, subject: str) -> ApiError:
@@ -204,11 +217,11 @@ def install_body_limit(app: Flask) -> None:
             raise body_too_large()
 
 
-def install_rate_limits(app: Flask, settings: Settings, client: RedisClient) -> None:
+def install_rate_limits(app: Flask, settings: Settings, store: TableStore) -> None:
     """Refuse requests over the address or token limit with 429 before they do anything."""
     if settings.rate_limit_per_address <= 0 and settings.rate_limit_per_token <= 0:
         return
-    limiter = RateLimiter(client, settings.rate_limit_window)
+    limiter = RateLimiter(store.client, settings.rate_limit_window, store.send)
 
     @app.before_request
     def _limit() -> None:

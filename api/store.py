@@ -355,7 +355,7 @@ class TableStore:
         self._reschedule = client.register_script(_RESCHEDULE)
         self._batcher = batcher
 
-    def _send(self, commands: Sequence[Command]) -> list[Any]:
+    def send(self, commands: Sequence[Command]) -> list[Any]:
         """Replies to `commands`, an error reply as its exception: batched with other
         requests' commands in a gevent worker (`api.batching`), else sent at once."""
         if self._batcher is not None:
@@ -363,8 +363,8 @@ class TableStore:
         return send_now(self.client, commands)
 
     def _replies(self, commands: Sequence[Command]) -> list[Any]:
-        """`_send`, raising the first error reply."""
-        replies = self._send(commands)
+        """`send`, raising the first error reply."""
+        replies = self.send(commands)
         for reply in replies:
             if isinstance(reply, Exception):
                 raise reply
@@ -377,11 +377,11 @@ class TableStore:
         which cost a move several microseconds more for the same command.
         """
         command = ("EVALSHA", script.sha, len(keys), *keys, *args)
-        reply = self._send([command])[0]
+        reply = self.send([command])[0]
         if isinstance(reply, redis.exceptions.NoScriptError):
             # a restarted or flushed Redis: a refused EVALSHA ran nothing, so send it again
             self.client.script_load(script.script)
-            reply = self._send([command])[0]
+            reply = self.send([command])[0]
         if isinstance(reply, Exception):
             raise reply
         return reply

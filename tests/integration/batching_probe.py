@@ -17,6 +17,7 @@ import gevent  # noqa: E402
 import redis  # noqa: E402
 
 from api.batching import CommandBatcher, batcher_for  # noqa: E402
+from api.ratelimit import RateLimiter  # noqa: E402
 from api.store import TableRecord, TableStore, connect  # noqa: E402
 from bench.service import free_port  # noqa: E402
 
@@ -130,6 +131,25 @@ def interrupted(url: str) -> dict[str, Any]:
     }
 
 
+def rate_limits(url: str) -> dict[str, Any]:
+    """The rate limiter's buckets through the batcher, on a Redis that forgot the script:
+    of 50 requests at once against a bucket of 10, exactly 10 pass."""
+    client = connect(url, False)
+    batcher, _ = _batcher(client)
+    limiter = RateLimiter(client, 60.0, TableStore(client, None, batcher).send)
+    client.script_flush()
+    jobs = [
+        gevent.spawn(limiter.check, [("ratelimit:{probe}", 10), (f"ratelimit:{{probe{i}}}", 99)])
+        for i in range(50)
+    ]
+    gevent.joinall(jobs, timeout=30, raise_error=True)
+    return {
+        "allowed": sum(job.value[0].allowed for job in jobs),
+        "others": sum(job.value[1].allowed for job in jobs),
+        "batched": batcher.batches < 50,
+    }
+
+
 def not_batched(url: str) -> dict[str, Any]:
     """Where batching does not apply: switched off, or a cluster client."""
     cluster = redis.cluster.RedisCluster.__new__(redis.cluster.RedisCluster)
@@ -139,7 +159,16 @@ def not_batched(url: str) -> dict[str, Any]:
     }
 
 
-SCENARIOS = (concurrent, sequential, errors, scripts_flushed, redis_down, interrupted, not_batched)
+SCENARIOS = (
+    concurrent,
+    sequential,
+    errors,
+    scripts_flushed,
+    redis_down,
+    interrupted,
+    rate_limits,
+    not_batched,
+)
 
 if __name__ == "__main__":
     print(json.dumps({scenario.__name__: scenario(sys.argv[1]) for scenario in SCENARIOS}))

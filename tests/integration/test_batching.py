@@ -75,5 +75,9 @@ def test_greenlets_killed_in_the_queue_leave_the_others_answered(probe: dict[str
     assert seen["idle"]
 
 
+def test_rate_limit_buckets_batched_count_every_request_once(probe: dict[str, Any]) -> None:
+    assert probe["rate_limits"] == {"allowed": 10, "others": 50, "batched": True}
+
+
 def test_no_batching_when_off_or_on_a_cluster(probe: dict[str, Any]) -> None:
     assert probe["not_batched"] == {"off": True, "cluster": True}
