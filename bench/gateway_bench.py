@@ -20,9 +20,11 @@ rounds with the range:
 that suits long-lived streams (gthread, gevent); `--gc` compares a worker's CPU per
 request with its garbage-collection policy on and off (bench/gateway_gc.py); `--steps`
 splits a warm declare's CPU into its steps, in process (bench/gateway_steps.py);
-`--profile` profiles a move and a showdown in process with pyinstrument; `--quick` is
-a short run. Results are written
-as JSON to bench/results/gateway.json.
+`--batch` compares the request rounds with the Redis commands of a gevent worker's
+requests batched (`REDIS_BATCH`, api.batching) and not, in alternating runs
+(bench/gateway_batch.py); `--profile` profiles a move and a showdown in process with
+pyinstrument; `--quick` is a short run. Results are written as JSON to
+bench/results/gateway.json.
 """
 
 from __future__ import annotations
@@ -90,14 +92,18 @@ class Plan:
     scaling_workers: tuple[int, ...] = (1, 2, 4)
     # --profile: deals profiled (their declares, then their showdowns)
     profile_deals: int = 60
+    # --batch: runs of each REDIS_BATCH setting, request rounds per run
+    batch_pairs: int = 3
+    batch_rounds: int = 3
 
 
 FULL = Plan(5, 2.0, 16, 3.0, (10, 1_000, 10_000), 2.0)
 QUICK = Plan(5, 0.6, 8, 1.0, (10, 1_000), 0.8, gc_pairs=2, gc_tables_per_client=15, gc_deals=3,
-             step_tables=200)  # fmt: skip
+             step_tables=200, batch_pairs=2)  # fmt: skip
 # every part once, as briefly as it runs: proves the benchmark works, measures nothing
 SMOKE = Plan(1, 0.2, 2, 0.5, (10,), 0.3, gc_pairs=1, gc_tables_per_client=1, gc_deals=1,
-             step_tables=4, scaling_workers=(2,), profile_deals=3)  # fmt: skip
+             step_tables=4, scaling_workers=(2,), profile_deals=3, batch_pairs=1,
+             batch_rounds=1)  # fmt: skip
 
 
 # --------------------------------------------------------------------- statistics
@@ -658,6 +664,10 @@ def report(results: dict[str, Any]) -> None:
         from bench.gateway_gc import report as gc_report
 
         gc_report(results["gc"])
+    if "batch" in results:
+        from bench.gateway_batch import report as batch_report
+
+        batch_report(results["batch"])
     for name, text in results.get("profiles", {}).items():
         print(f"\nprofile: {name}\n{text}")
 
@@ -681,6 +691,11 @@ def main() -> None:
         "--steps",
         action="store_true",
         help="a warm declare's CPU step by step, in process, against /healthz",
+    )
+    parser.add_argument(
+        "--batch",
+        action="store_true",
+        help="requests with the Redis commands batched (REDIS_BATCH) and not, alternating runs",
     )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=32)
@@ -753,6 +768,11 @@ def main() -> None:
             log("garbage-collection policy on and off, one worker, alternating runs")
             results["gc"] = compare(load, plan.gc_pairs, plan.gc_tables_per_client,
                                     plan.gc_deals, plan.seconds, log)  # fmt: skip
+        if arguments.batch:
+            from bench.gateway_batch import compare as compare_batching
+
+            log("Redis commands batched and not (REDIS_BATCH), alternating runs")
+            results["batch"] = compare_batching(load, plan, log)
     finally:
         load.close()
         service.stop()

@@ -19,7 +19,7 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
     finished = subprocess.run(
         [
             *(sys.executable, "-m", "bench.gateway_bench", "--smoke"),
-            *("--gc", "--steps", "--scaling", "--profile"),
+            *("--gc", "--steps", "--scaling", "--profile", "--batch"),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -54,6 +54,13 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
         (run,) = results["gc"]["runs"][setting]
         assert run["declares"] == 32 * 4
         assert run["declare_cpu_us"] > 0
+    # --batch: one run with the Redis commands batched and one without, no error
+    assert "Redis commands batched (REDIS_BATCH) or not" in report, report
+    for setting in ("off", "on"):
+        (run,) = results["batch"]["runs"][setting]
+        assert run["errors"] == 0
+        assert run["declare_per_second"] > 0
+        assert run["declare_x_healthz"] > 0
     # --steps: every step of a warm declare timed, the timers all put back afterwards
     steps = results["steps"]
     assert "where a warm declare's CPU goes" in report, report
