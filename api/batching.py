@@ -93,9 +93,10 @@ class CommandBatcher:
             slot = _Slot(commands, None)
             self._lead([slot])
         if slot.error is not None:
-            # the batch's error is shared: each request raises its own copy of it, so
-            # that no traceback grows with every greenlet that raises it
-            raise copy.copy(slot.error) from slot.error
+            own = _own_copy(slot.error)
+            if own is None:
+                raise slot.error
+            raise own from slot.error
         return slot.replies
 
     def _take(self) -> list[_Slot]:
@@ -172,6 +173,15 @@ class CommandBatcher:
             connection.disconnect()
             raise
         return replies
+
+
+def _own_copy(error: BaseException) -> BaseException | None:
+    """A batch's error is shared by its requests: each raises its own copy, so that no
+    traceback grows with every greenlet that raises it (None if it cannot be copied)."""
+    try:
+        return copy.copy(error)
+    except Exception:
+        return None
 
 
 def send_now(client: Any, commands: Sequence[Command]) -> list[Any]:
