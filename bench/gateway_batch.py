@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -51,23 +50,20 @@ def one_run(load: Any, plan: Any, env: dict[str, str]) -> dict[str, float]:
 
 def compare(load: Any, plan: Any, log: Callable[[str], None]) -> dict[str, Any]:
     """`plan.batch_pairs` runs of each setting, alternating; medians and the ratios."""
+    from bench.gateway_bench import alternating_runs
+
     plan = dataclasses.replace(plan, rounds=plan.batch_rounds)
-    runs: dict[str, list[dict[str, float]]] = {name: [] for name in SETTINGS}
-    for pair in range(plan.batch_pairs):
-        for name, env in SETTINGS.items():
-            started = time.monotonic()
-            figures = one_run(load, plan, env)
-            runs[name].append(figures)
-            log(
-                f"  REDIS_BATCH {name} (run {pair + 1}): declare"
-                f" {figures['declare_x_healthz']:.2f}x healthz"
-                f" ({figures['declare_per_second']:,.0f}/s), read"
-                f" {figures['read_table_x_healthz']:.2f}x ({time.monotonic() - started:.0f} s)"
-            )
-    medians = {
-        name: {key: statistics.median(run[key] for run in done) for key in done[0]}
-        for name, done in runs.items()
-    }
+    runs, medians = alternating_runs(
+        SETTINGS,
+        plan.batch_pairs,
+        lambda env: one_run(load, plan, env),
+        lambda figures: (
+            f"REDIS_BATCH: declare {figures['declare_x_healthz']:.2f}x healthz"
+            f" ({figures['declare_per_second']:,.0f}/s), read"
+            f" {figures['read_table_x_healthz']:.2f}x"
+        ),
+        log,
+    )
     return {
         "runs": runs,
         "medians": medians,

@@ -127,6 +127,34 @@ def spread(values: list[float]) -> dict[str, Any]:
     }
 
 
+Figures = dict[str, float]
+
+
+def alternating_runs(
+    settings: dict[str, dict[str, str]],
+    pairs: int,
+    run: Callable[[dict[str, str]], Figures],
+    describe: Callable[[Figures], str],
+    log: Callable[[str], None],
+) -> tuple[dict[str, list[Figures]], dict[str, Figures]]:
+    """`pairs` runs of each setting (name -> the gateway's environment), alternating so
+    that a drift of the machine's speed falls on every setting alike; the runs of each
+    setting and the median of each of their figures. Each run is logged by `describe`."""
+    runs: dict[str, list[Figures]] = {name: [] for name in settings}
+    for pair in range(pairs):
+        for name, env in settings.items():
+            started = time.monotonic()
+            figures = run(env)
+            runs[name].append(figures)
+            log(f"  {name} (run {pair + 1}): {describe(figures)}"
+                f" ({time.monotonic() - started:.0f} s)")  # fmt: skip
+    medians = {
+        name: {key: statistics.median(run[key] for run in done) for key in done[0]}
+        for name, done in runs.items()
+    }
+    return runs, medians
+
+
 class Load:
     """Two load processes (spawned, so they share nothing with this one) and their jobs."""
 

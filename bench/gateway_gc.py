@@ -13,8 +13,6 @@ each setting; the ratio is "on" over "off".
 from __future__ import annotations
 
 import random
-import statistics
-import time
 import urllib.request
 from collections.abc import Callable
 from typing import Any
@@ -100,22 +98,19 @@ def one_run(load: Any, env: dict[str, str], tables_per_client: int, rounds: int,
 def compare(load: Any, pairs: int, tables_per_client: int, rounds: int,
             healthz_seconds: float, log: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
     """`pairs` runs of each setting, alternating; medians and the ratios."""
-    runs: dict[str, list[dict[str, float]]] = {name: [] for name in SETTINGS}
-    for pair in range(pairs):
-        for name, env in SETTINGS.items():
-            started = time.monotonic()
-            figures = one_run(load, env, tables_per_client, rounds, healthz_seconds)
-            runs[name].append(figures)
-            log(
-                f"  gc policy {name} (run {pair + 1}): declare {figures['declare_cpu_us']:.0f} us,"
-                f" healthz {figures['healthz_cpu_us']:.0f} us of worker CPU, collections"
-                f" {figures['gc_ms_per_1000_declares']:.1f} ms per 1,000 declares"
-                f" ({time.monotonic() - started:.0f} s)"
-            )
-    medians = {
-        name: {key: statistics.median(run[key] for run in done) for key in done[0]}
-        for name, done in runs.items()
-    }
+    from bench.gateway_bench import alternating_runs
+
+    runs, medians = alternating_runs(
+        SETTINGS,
+        pairs,
+        lambda env: one_run(load, env, tables_per_client, rounds, healthz_seconds),
+        lambda figures: (
+            f"gc policy: declare {figures['declare_cpu_us']:.0f} us, healthz"
+            f" {figures['healthz_cpu_us']:.0f} us of worker CPU, collections"
+            f" {figures['gc_ms_per_1000_declares']:.1f} ms per 1,000 declares"
+        ),
+        log,
+    )
     return {
         "runs": runs,
         "medians": medians,
