@@ -135,7 +135,7 @@ def rate_limits(url: str) -> dict[str, Any]:
     """The rate limiter's buckets through the batcher, on a Redis that forgot the script:
     of 50 requests at once against a bucket of 10, exactly 10 pass."""
     client = connect(url, False)
-    batcher, _ = _batcher(client)
+    batcher, sizes = _batcher(client)
     limiter = RateLimiter(client, 60.0, TableStore(client, None, batcher).send)
     client.script_flush()
     jobs = [
@@ -146,7 +146,9 @@ def rate_limits(url: str) -> dict[str, Any]:
     return {
         "allowed": sum(job.value[0].allowed for job in jobs),
         "others": sum(job.value[1].allowed for job in jobs),
-        "batched": batcher.batches < 50,
+        # the 49 made while the first was on the wire left together (each request may
+        # then send again after NOSCRIPT, so the number of batches is not bounded)
+        "batched": max(sizes) > 1,
     }
 
 
