@@ -52,12 +52,10 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     from api import http_json
     from api.docs import docs_blueprint
     from api.errors import install_error_handlers
-    from api.ratelimit import install_body_limit, install_rate_limits
+    from api.ratelimit import install_body_limit, install_rate_limits, request_limits
+    from api.routes.moves import MovesEndpoint
     from api.routes.pages import pages_blueprint
-    from api.routes.system import (
-        install_store_errors,
-        system_blueprint,
-    )
+    from api.routes.system import system_blueprint
     from api.routes.tables import NumberConverter, tables_blueprint
     from api.settings import Settings
     from api.telemetry import install_metrics
@@ -66,19 +64,20 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     service = service or build_service(settings)
     app = Flask(__name__)
     app.url_map.converters["number"] = NumberConverter
-    app.config["MAX_CONTENT_LENGTH"] = 256 * 1024
     http_json.install(app)
     app.extensions["cardroom.settings"] = settings
     app.extensions["cardroom.service"] = service
     install_error_handlers(app)
-    install_store_errors(app)
     install_metrics(app)
-    install_rate_limits(app, settings, service.store)
+    limits = request_limits(settings, service.store)
+    install_rate_limits(app, limits)
     install_body_limit(app)
     app.register_blueprint(system_blueprint)
     app.register_blueprint(tables_blueprint)
     app.register_blueprint(docs_blueprint)
     app.register_blueprint(pages_blueprint)
+    # the moves, the requests the gateway answers most, are answered below Flask
+    app.wsgi_app = MovesEndpoint(app.wsgi_app, service, limits)  # type: ignore[method-assign]
     if settings.clock:
         from api.clock import Clock
 

@@ -20,6 +20,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import redis
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.wrappers import Response as WerkzeugResponse
@@ -27,6 +28,7 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 from api.games.common import RuleError
 
 logger = logging.getLogger(__name__)
+gateway_log = logging.getLogger("cardroom.gateway")
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "https://cardroom.dev/problems/"
@@ -293,13 +295,40 @@ def from_rule_error(code: str, detail: str, field: str | None) -> ApiError:
     return ApiError(status, code, code.replace("_", " ").capitalize(), detail, field=field)
 
 
+def problem_body(error: ApiError, instance: str) -> bytes:
+    """The application/problem+json body of `error` about `instance`."""
+    text = json.dumps(error.body(instance), ensure_ascii=False, separators=(",", ":"))
+    return text.encode()
+
+
 def problem_response(error: ApiError, instance: str) -> Response:
     """Return `error` as an application/problem+json response about `instance`."""
-    text = json.dumps(error.body(instance), ensure_ascii=False, separators=(",", ":"))
-    response = Response(text, status=error.status, content_type=PROBLEM_CONTENT_TYPE)
+    response = Response(
+        problem_body(error, instance), status=error.status, content_type=PROBLEM_CONTENT_TYPE
+    )
     for name, value in error.headers.items():
         response.headers[name] = value
     return response
+
+
+def problem_of(error: Exception, method: str, path: str) -> ApiError:
+    """The problem a failure of `method path` is answered with, logged as it deserves.
+
+    The gateway's own errors as they are (logged at 500 and above), a game rule's by
+    its code, an unreachable or failing Redis as 503 store_unavailable, anything else
+    as 500 internal_error with its traceback in the log and nothing of it in the answer.
+    """
+    if isinstance(error, ApiError):
+        if error.status >= 500:
+            logger.warning("%s %s -> %s %s", method, path, error.status, error.code)
+        return error
+    if isinstance(error, RuleError):
+        return from_rule_error(error.code, error.detail, error.field)
+    if isinstance(error, redis.RedisError):
+        gateway_log.warning("redis unavailable", extra={"error": type(error).__name__})
+        return StoreUnavailable()
+    logger.error("Unhandled error on %s %s", method, path, exc_info=error)
+    return internal_error()
 
 
 def _from_http_exception(error: HTTPException, status: int) -> ApiError:
@@ -323,16 +352,6 @@ def _from_http_exception(error: HTTPException, status: int) -> ApiError:
     return ApiError(status, code, title, detail, headers=headers)
 
 
-def _handle_api_error(error: ApiError) -> Response:
-    if error.status >= 500:
-        logger.warning("%s %s -> %s %s", request.method, request.path, error.status, error.code)
-    return problem_response(error, request.path)
-
-
-def _handle_rule_error(error: RuleError) -> Response:
-    return problem_response(from_rule_error(error.code, error.detail, error.field), request.path)
-
-
 def _handle_http_exception(error: HTTPException) -> WerkzeugResponse:
     status = error.code
     if status is None:
@@ -346,14 +365,11 @@ def _handle_http_exception(error: HTTPException) -> WerkzeugResponse:
     return problem_response(_from_http_exception(error, status), request.path)
 
 
-def _handle_unexpected(error: Exception) -> Response:
-    logger.error("Unhandled error on %s %s", request.method, request.path, exc_info=error)
-    return problem_response(internal_error(), request.path)
+def _handle_exception(error: Exception) -> Response:
+    return problem_response(problem_of(error, request.method, request.path), request.path)
 
 
 def install_error_handlers(app: Flask) -> None:
     """Make every 4xx and 5xx that `app` produces an application/problem+json response."""
-    app.register_error_handler(ApiError, _handle_api_error)
-    app.register_error_handler(RuleError, _handle_rule_error)
     app.register_error_handler(HTTPException, _handle_http_exception)
-    app.register_error_handler(Exception, _handle_unexpected)
+    app.register_error_handler(Exception, _handle_exception)

@@ -19,9 +19,10 @@ Health, readiness and metrics are never limited. If Redis cannot be reached the
 request goes on unlimited: the limiter must not turn an outage into a failure of its
 own, and the request meets the store's 503 anyway if it needs Redis.
 
-A request body is at most MAX_CONTENT_LENGTH bytes however it is sent: werkzeug
-refuses a longer declared Content-Length unread, and `install_body_limit` refuses a
-chunked body that runs past the limit (413 body_too_large) instead of cutting it short.
+A request body is at most MAX_BODY_BYTES however it is sent: a longer declared
+Content-Length is refused unread, and a chunked body that runs past the limit is
+refused (413 body_too_large) instead of cut short, by `install_body_limit` for the
+Flask routes and by `read_body` for the moves' endpoint (`api.routes.moves`).
 """
 
 from __future__ import annotations
@@ -33,18 +34,27 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 import redis.cluster
 from flask import Flask, request
+from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.wsgi import get_content_length, get_input_stream
 
 from api.batching import Command, send_now
 from api.errors import ApiError, problem
 from api.settings import Settings
 from api.store import RedisClient, TableStore
 
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
 log = logging.getLogger("cardroom.gateway")
+
+# The largest request body the gateway reads, however it is sent (Flask's
+# MAX_CONTENT_LENGTH, and the moves' endpoint's own reads).
+MAX_BODY_BYTES = 256 * 1024
 
 # Endpoints that orchestrators and scrapers poll; they stay reachable whatever a
 # client does.
@@ -201,50 +211,72 @@ def body_too_large() -> ApiError:
 
 
 def install_body_limit(app: Flask) -> None:
-    """Refuse a streamed (chunked) body longer than MAX_CONTENT_LENGTH with 413, not cut it."""
+    """Refuse a streamed (chunked) body longer than MAX_BODY_BYTES with 413, not cut it."""
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
 
     @app.before_request
     def _limit_streamed_body() -> None:
-        limit = request.max_content_length
-        if limit is None or request.content_length is not None:
+        if request.content_length is not None:
             return  # a declared length over the limit is refused by werkzeug unread
         if "chunked" not in request.headers.get("Transfer-Encoding", "").lower():
             return
         # werkzeug stops a streamed body at the limit without saying whether more was
         # sent, and the route would see a truncated body; read it here and look past it.
-        data = request.get_data()
-        if len(data) >= limit and request.input_stream.read(1):
+        if _past_limit(request.get_data(), request.environ):
             raise body_too_large()
 
 
-def install_rate_limits(app: Flask, settings: Settings, store: TableStore) -> None:
-    """Refuse requests over the address or token limit with 429 before they do anything."""
-    if settings.rate_limit_per_address <= 0 and settings.rate_limit_per_token <= 0:
-        return
-    limiter = RateLimiter(store.client, settings.rate_limit_window, store.send)
+def _past_limit(data: bytes, environ: WSGIEnvironment) -> bool:
+    """Whether a streamed body read up to the limit (`data`) had more to it."""
+    return len(data) >= MAX_BODY_BYTES and bool(environ["wsgi.input"].read(1))
 
-    @app.before_request
-    def _limit() -> None:
-        if request.endpoint in UNLIMITED_ENDPOINTS:
-            return
+
+def read_body(environ: WSGIEnvironment) -> bytes:
+    """A request's body, read as Flask reads it for a route, with the same limit.
+
+    At most MAX_BODY_BYTES: a longer declared Content-Length is refused unread, and a
+    streamed body that runs past the limit is refused too (413 body_too_large).
+    """
+    try:
+        data: bytes = get_input_stream(environ, max_content_length=MAX_BODY_BYTES).read()
+    except RequestEntityTooLarge:
+        raise body_too_large() from None
+    if get_content_length(environ) is None and _past_limit(data, environ):
+        raise body_too_large()
+    return data
+
+
+class RequestLimits:
+    """The per-address and per-token limits of the gateway's requests."""
+
+    def __init__(self, settings: Settings, limiter: RateLimiter) -> None:
+        """The limits of `settings`, counted by `limiter`."""
+        self.settings = settings
+        self.limiter = limiter
+
+    def check(
+        self, remote_addr: str | None, forwarded_for: str | None, authorization: str | None
+    ) -> None:
+        """Count a request; 429 rate_limited if a bucket it counts against is empty.
+
+        `remote_addr` is the peer's address, `forwarded_for` the X-Forwarded-For header
+        and `authorization` the Authorization header, as the request came.
+        """
+        settings = self.settings
         buckets: list[tuple[str, int]] = []
         subjects: list[str] = []
         if settings.rate_limit_per_address > 0:
-            address = client_address(
-                request.remote_addr,
-                request.headers.get("X-Forwarded-For"),
-                settings.trusted_proxies,
-            )
+            address = client_address(remote_addr, forwarded_for, settings.trusted_proxies)
             buckets.append((address_key(address), settings.rate_limit_per_address))
             subjects.append("client address")
-        token = bearer_token(request.headers.get("Authorization"))
+        token = bearer_token(authorization)
         if token is not None and settings.rate_limit_per_token > 0:
             buckets.append((token_key(token), settings.rate_limit_per_token))
             subjects.append("seat token")
         if not buckets:
             return
         try:
-            verdicts = limiter.check(buckets)
+            verdicts = self.limiter.check(buckets)
         except redis.RedisError as error:
             log.warning("rate limiter unavailable", extra={"error": type(error).__name__})
             return
@@ -252,3 +284,28 @@ def install_rate_limits(app: Flask, settings: Settings, store: TableStore) -> No
         if refused:
             verdict, subject = max(refused, key=lambda pair: pair[0].retry_after_ms)
             raise rate_limited(verdict, subject)
+
+
+def request_limits(settings: Settings, store: TableStore) -> RequestLimits | None:
+    """The rate limits `settings` ask for, counted in the store's Redis; None if none."""
+    if settings.rate_limit_per_address <= 0 and settings.rate_limit_per_token <= 0:
+        return None
+    return RequestLimits(
+        settings, RateLimiter(store.client, settings.rate_limit_window, store.send)
+    )
+
+
+def install_rate_limits(app: Flask, limits: RequestLimits | None) -> None:
+    """Refuse requests over the address or token limit with 429 before they do anything."""
+    if limits is None:
+        return
+
+    @app.before_request
+    def _limit() -> None:
+        if request.endpoint in UNLIMITED_ENDPOINTS:
+            return
+        limits.check(
+            request.remote_addr,
+            request.headers.get("X-Forwarded-For"),
+            request.headers.get("Authorization"),
+        )

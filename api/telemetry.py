@@ -55,6 +55,20 @@ GC_PAUSES = Histogram(
 _UNTIMED = frozenset({"tables.events", "tables.event_stream"})
 
 
+def observe_request(method: str, route: str, status: int, started: float | None) -> None:
+    """Count a request answered with `status`, timed from `started` (perf_counter) if given.
+
+    Also moves the garbage collector's pauses noted since the last request into their
+    histogram (a collection may start inside the metrics' own locked code, so the
+    collector's callback only notes them).
+    """
+    REQUESTS.labels(method, route, str(status)).inc()
+    if started is not None:
+        LATENCY.labels(method, route).observe(time.perf_counter() - started)
+    for generation, seconds in PAUSES.drain():
+        GC_PAUSES.labels(str(generation)).observe(seconds)
+
+
 def install_metrics(app: Flask) -> None:
     """Count and time every request."""
 
@@ -65,12 +79,8 @@ def install_metrics(app: Flask) -> None:
     @app.after_request
     def _record(response: Response) -> Response:
         route = request.url_rule.rule if request.url_rule is not None else "unmatched"
-        REQUESTS.labels(request.method, route, str(response.status_code)).inc()
-        started = g.get("cardroom_started")
-        if started is not None and request.endpoint not in _UNTIMED:
-            LATENCY.labels(request.method, route).observe(time.perf_counter() - started)
-        for generation, seconds in PAUSES.drain():
-            GC_PAUSES.labels(str(generation)).observe(seconds)
+        started = g.get("cardroom_started") if request.endpoint not in _UNTIMED else None
+        observe_request(request.method, route, response.status_code, started)
         return response
 
 

@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import logging
-
 import redis
-from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, request
 
-from api.errors import ApiError, StoreUnavailable, problem_response
+from api.errors import ApiError, StoreUnavailable
 from api.schemas import parse_json_body
 from api.tables import TableService
 from api.telemetry import metrics_response
 
 system_blueprint = Blueprint("system", __name__)
-log = logging.getLogger("cardroom.gateway")
 
 
 def _service() -> TableService:
     service: TableService = current_app.extensions["cardroom.service"]
     return service
-
-
-def install_store_errors(app: Flask) -> None:
-    """Redis unreachable (or failing) anywhere: 503 store_unavailable, nothing half-done."""
-
-    @app.errorhandler(redis.RedisError)
-    def _store_down(error: redis.RedisError) -> Response:
-        log.warning("redis unavailable", extra={"error": type(error).__name__})
-        return problem_response(StoreUnavailable(), request.path)
 
 
 @system_blueprint.get("/healthz")

@@ -12,9 +12,10 @@ from werkzeug.routing import IntegerConverter
 
 from api import jsonio
 from api.errors import ApiError, problem
+from api.routes.headers import idempotency, seat_token
 from api.schemas import parse_json_body
 from api.settings import Settings
-from api.tables import Idempotency, Outcome, TableService, Viewer, entity_tags, fingerprint
+from api.tables import Idempotency, Outcome, TableService, Viewer, entity_tags
 
 tables_blueprint = Blueprint("tables", __name__)
 
@@ -25,7 +26,6 @@ class NumberConverter(IntegerConverter):
     regex = r"[1-9][0-9]{0,15}"
 
 
-_KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
 _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
@@ -40,69 +40,17 @@ def _settings() -> Settings:
 
 
 def _token() -> str | None:
-    header = request.headers.get("Authorization")
-    if header is None:
-        return None
-    scheme, _, token = header.partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        raise ApiError(
-            401,
-            "invalid_token",
-            "Invalid Authorization header",
-            "Send the seat token as 'Authorization: Bearer <token>'.",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return token
+    return seat_token(request.headers.get("Authorization"))
 
 
 def _idempotency() -> Idempotency | None:
-    key = request.headers.get("Idempotency-Key")
-    if key is None:
-        return None
-    if not 1 <= len(key) <= 255 or not set(key) <= _KEY_CHARS:
-        raise ApiError(
-            400,
-            "invalid_idempotency_key",
-            "Invalid Idempotency-Key",
-            "An Idempotency-Key is 1 to 255 printable characters without spaces.",
-            field="Idempotency-Key",
-        )
-    return Idempotency(
-        key,
-        fingerprint(
-            request.method, request.path, request.get_data(), request.headers.get("Authorization")
-        ),
+    return idempotency(
+        request.headers.get("Idempotency-Key"),
+        request.method,
+        request.path,
+        request.get_data(),
+        request.headers.get("Authorization"),
     )
-
-
-def _prefers_minimal() -> bool:
-    """Whether the request says `Prefer: return=minimal` (RFC 7240).
-
-    Preferences are comma-separated, each `name[=value][; parameters]`; names and this
-    value are matched without regard to case, a quoted value is unquoted. Preferences
-    the gateway does not know, and malformed ones, are ignored, and of a preference
-    given more than once only the first counts, as the RFC asks (section 2).
-    """
-    # the server joins repeated fields into one, comma-separated (WSGI's environ)
-    header = request.headers.get("Prefer")
-    if header is None:
-        return False
-    for preference in header.split(","):
-        name, _, value = preference.split(";", 1)[0].partition("=")
-        if name.strip().lower() == "return":
-            return value.strip().strip('"').lower() == "minimal"
-    return False
-
-
-def _minimal(outcome: Outcome) -> Response:
-    """A successful move's answer without a body: 204, its ETag, Preference-Applied."""
-    response = Response(status=204)
-    response.headers.remove("Content-Type")
-    for name, value in outcome.headers.items():
-        response.headers[name] = value
-    response.headers["Preference-Applied"] = "return=minimal"
-    return response
 
 
 def _respond(outcome: Outcome) -> Response:
@@ -208,19 +156,10 @@ def leave(table_id: str, seat: int) -> Response:
     )
 
 
-@tables_blueprint.post("/v1/tables/<table_id>/actions")
-def act(table_id: str) -> Response:
-    """One seat's move; `Prefer: return=minimal` answers 204 without the table."""
-    body = parse_json_body(request.get_data(), request.content_type, "Action")
-    idempotency = _idempotency()
-    minimal = _prefers_minimal()
-    outcome = _service().act(
-        table_id, _token(), body, request.headers.get("If-Match"), idempotency, minimal
-    )
-    # a replay of a 200 also leaves its body out when asked; a replay of a 204 stays one
-    if outcome.status == 204 or (minimal and outcome.status == 200):
-        return _minimal(outcome)
-    return _respond(outcome)
+# A move, `POST /v1/tables/<table_id>/actions`, is answered in plain WSGI before Flask
+# by `api.routes.moves`; the rule is here so that routing knows the path (405 with
+# Allow for other methods, OPTIONS), and it has no view.
+tables_blueprint.add_url_rule("/v1/tables/<table_id>/actions", "act", methods=["POST"])
 
 
 @tables_blueprint.get("/v1/tables/<table_id>/events")
