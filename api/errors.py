@@ -295,20 +295,20 @@ def from_rule_error(code: str, detail: str, field: str | None) -> ApiError:
     return ApiError(status, code, code.replace("_", " ").capitalize(), detail, field=field)
 
 
-def problem_body(error: ApiError, instance: str) -> bytes:
-    """The application/problem+json body of `error` about `instance`."""
+def problem_parts(error: ApiError, instance: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The status, headers and application/problem+json body of `error` about `instance`."""
     text = json.dumps(error.body(instance), ensure_ascii=False, separators=(",", ":"))
-    return text.encode()
+    return (
+        error.status,
+        [("Content-Type", PROBLEM_CONTENT_TYPE), *error.headers.items()],
+        text.encode(),
+    )
 
 
 def problem_response(error: ApiError, instance: str) -> Response:
     """Return `error` as an application/problem+json response about `instance`."""
-    response = Response(
-        problem_body(error, instance), status=error.status, content_type=PROBLEM_CONTENT_TYPE
-    )
-    for name, value in error.headers.items():
-        response.headers[name] = value
-    return response
+    status, headers, body = problem_parts(error, instance)
+    return Response(body, status=status, headers=headers)
 
 
 def problem_of(error: Exception, method: str, path: str) -> ApiError:

@@ -44,6 +44,7 @@ from werkzeug.wsgi import get_content_length, get_input_stream
 
 from api.batching import Command, send_now
 from api.errors import ApiError, problem
+from api.routes.headers import bearer_token
 from api.settings import Settings
 from api.store import RedisClient, TableStore
 
@@ -129,17 +130,6 @@ def token_key(token: str) -> str:
     """The Redis key of a seat token's bucket (by the token's digest)."""
     digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
     return f"ratelimit:{{token:{digest}}}"
-
-
-def bearer_token(header: str | None) -> str | None:
-    """The token of an 'Authorization: Bearer <token>' header, if it has one."""
-    if header is None:
-        return None
-    scheme, _, token = header.partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        return None
-    return token
 
 
 class RateLimiter:

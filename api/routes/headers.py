@@ -13,16 +13,24 @@ from api.tables import Idempotency, fingerprint
 _KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
 
 
-def seat_token(authorization: str | None) -> str | None:
-    """The seat token of an `Authorization: Bearer <token>` header; None without one.
-
-    Any other Authorization header is 401 invalid_token.
-    """
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, if it has one."""
     if authorization is None:
         return None
     scheme, _, token = authorization.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
+        return None
+    return token
+
+
+def seat_token(authorization: str | None) -> str | None:
+    """The seat token of an `Authorization: Bearer <token>` header; None without one.
+
+    Any other Authorization header is 401 invalid_token.
+    """
+    token = bearer_token(authorization)
+    if token is None and authorization is not None:
         raise ApiError(
             401,
             "invalid_token",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from werkzeug.http import HTTP_STATUS_CODES
 
 from api import jsonio
-from api.errors import PROBLEM_CONTENT_TYPE, problem_body, problem_of
+from api.errors import problem_of, problem_parts
 from api.ratelimit import RequestLimits, read_body
 from api.routes.headers import idempotency, prefers_minimal, seat_token
 from api.schemas import parse_json_body
@@ -85,14 +85,9 @@ class MovesEndpoint:
         try:
             status, headers, body = self._move(environ, path, table_id)
         except Exception as error:  # every failure is answered as Flask's handlers answer it
-            problem = problem_of(error, "POST", path)
-            body = problem_body(problem, path)
-            status = problem.status
-            headers = [
-                ("Content-Type", PROBLEM_CONTENT_TYPE),
-                ("Content-Length", str(len(body))),
-                *problem.headers.items(),
-            ]
+            status, headers, body = problem_parts(problem_of(error, "POST", path), path)
+        if body:
+            headers.insert(1, ("Content-Length", str(len(body))))
         observe_request("POST", ROUTE, status, started)
         start_response(_STATUS_LINES.get(status) or status_line(status), headers)
         return [body]
@@ -121,19 +116,11 @@ class MovesEndpoint:
 
 
 def _response(outcome: Outcome, minimal: bool) -> tuple[int, Headers, bytes]:
-    """The status, headers and body of a move's outcome."""
+    """The status, headers (Content-Length aside) and body of a move's outcome."""
     # a replay of a 200 also leaves its body out when asked; a replay of a 204 stays one
     if outcome.status == 204 or (minimal and outcome.status == 200):
         headers = dict(outcome.headers)  # its ETag...
         headers["Preference-Applied"] = "return=minimal"
         return 204, list(headers.items()), b""
     body = jsonio.dumps_bytes(outcome.body)
-    return (
-        outcome.status,
-        [
-            ("Content-Type", "application/json"),
-            ("Content-Length", str(len(body))),
-            *outcome.headers.items(),
-        ],
-        body,
-    )
+    return outcome.status, [("Content-Type", "application/json"), *outcome.headers.items()], body
