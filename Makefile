@@ -13,10 +13,10 @@ PROTO_OUT := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator_pb2_grpc.py
 
 all: test
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev]' -e clients/python
 	touch $@
 
 install: $(STAMP)
@@ -51,9 +51,9 @@ test-fast: protos
 	$(BIN)/python -m pytest -q tests/unit
 
 lint: protos
-	$(BIN)/ruff check api evaluator tests bench deploy
-	$(BIN)/ruff format --check api evaluator tests bench deploy
-	$(BIN)/mypy api evaluator deploy tests bench
+	$(BIN)/ruff check gateway evaluator clients tests bench deploy
+	$(BIN)/ruff format --check gateway evaluator clients tests bench deploy
+	$(BIN)/mypy gateway evaluator clients/python/cardroom_client deploy tests bench
 	$(BIN)/python -m deploy.validate
 
 bench: bench-evaluator bench-gateway

@@ -1,5 +1,5 @@
 """`make bench-gateway ARGS=--batch`: the gateway with its Redis commands batched
-(api.batching, `REDIS_BATCH`) and without, in alternating runs.
+(gateway.adapters.batching, `REDIS_BATCH`) and without, in alternating runs.
 
 Each run starts Redis, the evaluator and gunicorn as the default run does (two gevent
 workers, the clock on) with `REDIS_BATCH` false or true, and measures the request

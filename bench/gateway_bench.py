@@ -21,7 +21,7 @@ that suits long-lived streams (gthread, gevent); `--gc` compares a worker's CPU 
 request with its garbage-collection policy on and off (bench/gateway_gc.py); `--steps`
 splits a warm declare's CPU into its steps, in process (bench/gateway_steps.py);
 `--batch` compares the request rounds with the Redis commands of a gevent worker's
-requests batched (`REDIS_BATCH`, api.batching) and not, in alternating runs
+requests batched (`REDIS_BATCH`, gateway.adapters.batching) and not, in alternating runs
 (bench/gateway_batch.py); `--profile` profiles a move and a showdown in process with
 pyinstrument; `--quick` is a short run. Results are written as JSON to
 bench/results/gateway.json.
@@ -238,7 +238,7 @@ class CpuMeter:
 
 def guts_tables(url: str, count: int) -> list[tuple[str, list[Seat]]]:
     """`count` fresh 5-seat Guts tables, through the Python SDK (setup, not measured)."""
-    from api.client import Client, GutsOptions
+    from cardroom_client import Client, GutsOptions
 
     def one(_: int) -> tuple[str, list[Seat]]:
         table = client.create_table(GutsOptions(**GUTS_OPTIONS))
@@ -553,7 +553,7 @@ def scaling(service: Service, load: Load, plan: Plan, log: Callable[[str], None]
 
 def sdk_overhead(url: str, calls: int = 300) -> dict[str, float]:
     """Client CPU microseconds per sequential GET /healthz: raw http.client and the SDK."""
-    from api.client import Client
+    from cardroom_client import Client
 
     conn = Connection(url)
     conn.call("GET", "/healthz")

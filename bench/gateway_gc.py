@@ -1,5 +1,5 @@
 """`make bench-gateway ARGS=--gc`: a gateway worker's CPU per request with its
-garbage-collection policy (api.gc_policy) on and off, in alternating runs.
+garbage-collection policy (gateway.runtime.gc_policy) on and off, in alternating runs.
 
 Each run starts Redis, the evaluator and gunicorn with one gevent worker (so that every
 table is warm in it), creates `CLIENTS x tables_per_client` 5-seat Guts tables and

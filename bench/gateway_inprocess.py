@@ -115,8 +115,8 @@ class Tally:
 
 def count_commands(evaluator_address: str, tables: int = 10) -> dict[str, dict[str, Any]]:
     """Redis commands per kind of move, through the real app on a Redis of its own."""
-    from api import create_app
-    from api.clock import Clock
+    from gateway.app import create_app
+    from gateway.runtime.clock import Clock
 
     server = RedisServer()
     app = create_app(_settings(server.url, evaluator_address))
@@ -217,7 +217,7 @@ _PAIUTE: dict[str, Any] = {"ante": 1, "turn_seconds": 3600, "deal_pause_seconds"
 
 def _settings(redis_url: str, evaluator_address: str) -> Any:
     """The gateway's settings for in-process use: no clock, no rate limits."""
-    from api.settings import Settings
+    from gateway.settings import Settings
 
     return Settings.from_env(
         {
@@ -233,7 +233,7 @@ def _settings(redis_url: str, evaluator_address: str) -> Any:
 
 def _calling_deck() -> Any:
     """A Paiute deck whose first player to act holds two pairs and draws a third."""
-    from api.games.common import FULL_DECK, Deck
+    from gateway.games.common import FULL_DECK, Deck
 
     first = ["Ah", "Ad", "Kh", "Kd", "Qh"]  # dealt to the first player to act
     second = ["5c", "6d", "7h", "8s", "Tc"]  # dealt to the dealer
@@ -273,7 +273,7 @@ def create_live_tables(redis_url: str, evaluator_address: str, count: int, seed:
     Made through the gateway's own code (its app, in process, through Flask's test
     client), which saves the HTTP round trips and the server's threads.
     """
-    from api import create_app
+    from gateway.app import create_app
 
     app = create_app(_settings(redis_url, evaluator_address))
     http = app.test_client()
@@ -287,7 +287,7 @@ def profile_moves(redis_url: str, evaluator_address: str, deals: int) -> dict[st
     """Profiles (pyinstrument text) of declares that do not end a deal and of showdowns."""
     from pyinstrument import Profiler
 
-    from api import create_app
+    from gateway.app import create_app
 
     app = create_app(_settings(redis_url, evaluator_address))
     service = app.extensions["cardroom.service"]

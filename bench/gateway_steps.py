@@ -7,7 +7,7 @@ Guts tables and starts them through the app, so every table is warm in that proc
 as a table is in the gateway process that changed it last. Then, in the round:
 
 - `GET /healthz` `4 x tables` times: CPU per call, the baseline (Flask's own work for
-  any request; a move is answered below Flask, by `api.routes.moves`);
+  any request; a move is answered below Flask, by `gateway.http.moves`);
 - half the tables' four declares, with no timers: CPU per declare;
 - the other half's, with a timer around each step: the CPU of each step, the time of
   the steps it calls taken out (thread CPU time; the timers cost a little, shown by
@@ -32,15 +32,23 @@ from typing import Any
 # label -> (module, owner's dotted path in it or "", attribute); in calling order
 STEPS: dict[str, tuple[str, str, str]] = {
     "the moves' endpoint: path, headers, body, metrics": ("", "", ""),
-    "body: decoded and validated (memoised)": ("api.routes.moves", "", "parse_json_body"),
-    "service: token, events, history, the commit's record": ("api.tables", "TableService", "act"),
-    "warm state: the committed bytes decoded": ("api.warm", "WarmTables", "get"),
-    "rules: the declare": ("api.games.guts", "", "declare"),
-    "view: the table as the seat sees it": ("api.tables", "TableService", "present"),
-    "commit: state and events encoded": ("api.store", "TableStore", "commit"),
-    "Redis round trip: EVALSHA through redis-py": ("api.store", "TableStore", "_run"),
-    "warm state: kept for the next move": ("api.tables", "TableService", "_remember_commit"),
-    "response: JSON body and headers": ("api.routes.moves", "", "_response"),
+    "body: decoded and validated (memoised)": ("gateway.http.moves", "", "parse_json_body"),
+    "service: token, events, history, the commit's record": (
+        "gateway.service.tables",
+        "TableService",
+        "act",
+    ),
+    "warm state: the committed bytes decoded": ("gateway.adapters.warm", "WarmTables", "get"),
+    "rules: the declare": ("gateway.games.guts", "", "declare"),
+    "view: the table as the seat sees it": ("gateway.service.tables", "TableService", "present"),
+    "commit: state and events encoded": ("gateway.adapters.store", "TableStore", "commit"),
+    "Redis round trip: EVALSHA through redis-py": ("gateway.adapters.store", "TableStore", "_run"),
+    "warm state: kept for the next move": (
+        "gateway.service.tables",
+        "TableService",
+        "_remember_commit",
+    ),
+    "response: JSON body and headers": ("gateway.http.moves", "", "_response"),
 }
 OUTER = next(iter(STEPS))
 
@@ -154,11 +162,11 @@ def _measure(redis_url: str, evaluator_address: str, tables: int, rounds: int) -
     import importlib
     import json
 
-    from api import create_app
-    from api.gc_policy import settle_after_load
-    from api.settings import Settings
     from bench.gateway_bench import GUTS_OPTIONS, PLAYERS
     from bench.gateway_inprocess import _settings, started_table
+    from gateway.app import create_app
+    from gateway.runtime.gc_policy import settle_after_load
+    from gateway.settings import Settings
 
     settings: Settings = _settings(redis_url, evaluator_address)
     app = create_app(settings)

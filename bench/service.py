@@ -177,7 +177,14 @@ class Gateway:
         }
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "api/gunicorn_conf.py", "api.wsgi:app"],
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-c",
+                "gateway/runtime/gunicorn_conf.py",
+                "gateway.wsgi:app",
+            ],
             cwd=ROOT,
             env=env,
         )

@@ -2,7 +2,7 @@
 
     python -m deploy.demo [--url http://127.0.0.1:8000] [--timeout 60]
 
-Three seats (ann, bo and cy) play through the Python SDK (`api.client`): one creates a
+Three seats (ann, bo and cy) play through the Python SDK (`cardroom_client`): one creates a
 table, all sit down, the game starts, every seat makes its moves, the deal is watched
 to its settlement by long polls, then the hand history is fetched and its fairness
 proof checked: the leaves of the deck must hash to the commitment announced when the
@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from api.client import (
+from cardroom_client import (
     CardroomError,
     Client,
     ConnectionFailed,
@@ -42,8 +42,8 @@ from api.client import (
     Table,
     verify_fairness,
 )
-from api.client.client import Choice
-from api.client.models import HandHistory
+from cardroom_client.client import Choice
+from cardroom_client.models import HandHistory
 
 Say = Callable[[str], None]
 PLAYERS = ("ann", "bo", "cy")

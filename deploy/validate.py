@@ -56,9 +56,9 @@ YAMLLINT_CONFIG = ROOT / ".yamllint"
 KUBERNETES_VERSIONS = ("1.29", "1.37")
 # Where the code reads its environment: the names a manifest may set.
 ENVIRONMENT_SOURCES = (
-    "api/settings.py",
-    "api/gunicorn_conf.py",
-    "api/telemetry.py",
+    "gateway/settings.py",
+    "gateway/runtime/gunicorn_conf.py",
+    "gateway/telemetry.py",
     "evaluator/__main__.py",
 )
 # Seconds each component may take after SIGTERM: the variable that sets them, its default.
@@ -72,8 +72,8 @@ IMAGE_COMMANDS = {
         "gunicorn",
         "--no-control-socket",
         "-c",
-        "python:api.gunicorn_conf",
-        "api.wsgi:app",
+        "python:gateway.runtime.gunicorn_conf",
+        "gateway.wsgi:app",
     ],
     "Dockerfile.evaluator": ["python", "-m", "evaluator"],
 }
@@ -581,7 +581,7 @@ def python_command_problems(where: str, command: Sequence[str]) -> list[str]:
             return [f"{where}: the Python code does not compile: {error.msg}"]
     if len(command) >= 3 and command[0].startswith("python") and command[1] == "-m":
         module = command[2]
-        if module.split(".")[0] in ("api", "evaluator"):
+        if module.split(".")[0] in ("gateway", "evaluator"):
             path = ROOT / module.replace(".", "/")
             if not (path.with_suffix(".py").is_file() or (path / "__main__.py").is_file()):
                 return [f"{where}: python -m {module}: no such module in the repository"]
@@ -751,10 +751,10 @@ def _check_heartbeat_probe(
     """A container that serves nothing is probed through the heartbeat file it touches."""
     probe = container.get("livenessProbe") or {}
     command = (probe.get("exec") or {}).get("command") or []
-    if command[:3] != ["python", "-m", "api.heartbeat"] or len(command) != 5:
+    if command[:3] != ["python", "-m", "gateway.runtime.heartbeat"] or len(command) != 5:
         return [
             f"{where}: a container that serves nothing needs a livenessProbe exec of "
-            "python -m api.heartbeat FILE MAX_AGE"
+            "python -m gateway.runtime.heartbeat FILE MAX_AGE"
         ]
     problems = python_command_problems(f"{where}: livenessProbe", command)
     if problems:
@@ -1218,8 +1218,8 @@ def check_compose_rules(
     if "clock" in services and str(gateway_environment.get("CLOCK")).lower() != "false":
         problems.append(f"{source}: with a clock service the gateway runs with CLOCK=false")
     clock_command = (services.get("clock") or {}).get("command") or []
-    if "clock" in services and clock_command[-2:] != ["-m", "api.clock"]:
-        problems.append(f"{source}: the clock service must run python -m api.clock")
+    if "clock" in services and clock_command[-2:] != ["-m", "gateway.runtime.clock"]:
+        problems.append(f"{source}: the clock service must run python -m gateway.runtime.clock")
     return problems
 
 

@@ -11,8 +11,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from api import create_app
-from api.settings import Settings
+from gateway.app import create_app
+from gateway.settings import Settings
 from tests.integration.tables_api import Player as Player  # re-exported for the tests
 from tests.integration.tables_api import TableCalls
 

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from api.games.common import FULL_DECK, Deck
+from gateway.games.common import FULL_DECK, Deck
 from tests.integration.conftest import Gateway, Player
 
 T = TypeVar("T")

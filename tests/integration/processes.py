@@ -256,7 +256,7 @@ class HttpGateway(TableCalls):
 
 
 class GunicornGateway:
-    """The gateway as deployed: `gunicorn -c api/gunicorn_conf.py api.wsgi:app`."""
+    """The gateway as deployed: `gunicorn -c gateway/runtime/gunicorn_conf.py gateway.wsgi:app`."""
 
     def __init__(
         self,
@@ -288,7 +288,14 @@ class GunicornGateway:
         """Start and wait until every worker is up and /healthz answers."""
         with self.logs.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "-c", "api/gunicorn_conf.py", "api.wsgi:app"],
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "-c",
+                    "gateway/runtime/gunicorn_conf.py",
+                    "gateway.wsgi:app",
+                ],
                 cwd=ROOT,
                 env=self.environment,
                 stdout=log,

@@ -24,8 +24,8 @@ import redis
 import redis.cluster
 from flask import Flask
 
-from api import create_app
-from api.ratelimit import bucket_address, client_address
+from gateway.app import create_app
+from gateway.http.limits import bucket_address, client_address
 from tests.conftest import RedisProcess
 from tests.integration.conftest import Gateway, Player, gateway_settings
 from tests.integration.processes import GunicornGateway
@@ -867,7 +867,7 @@ def test_oversized_chunked_bodies_get_413_through_gunicorn(
     server = gunicorn_factory(RATE_LIMIT_PER_ADDRESS="0", RATE_LIMIT_PER_TOKEN="0")
     before = snapshot(redis_url)
     body = b'{"game": "guts", "name": "' + b"x" * (MAX_BODY + 1024) + b'"}'
-    # a move is answered below Flask (api.routes.moves), with the same limit
+    # a move is answered below Flask (gateway.http.moves), with the same limit
     for path in ("/v1/tables", "/v1/evaluate", "/v1/tables/t1/actions"):
         head = (
             f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"

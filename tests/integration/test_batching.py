@@ -1,4 +1,4 @@
-"""Group commit (api.batching) in a gevent process, as in a gateway worker, on a real
+"""Group commit (gateway.adapters.batching) in a gevent process, as in a gateway worker, on a real
 Redis: each request gets its own replies and errors, whatever shares its batch."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Python SDK (`api.client`) against a real gateway over real HTTP.
+"""The Python SDK (`cardroom_client`) against a real gateway over real HTTP.
 
 The gateway is served by werkzeug's threaded server on a free loopback port, with the
 session's Redis and evaluator (or ones a test stops and starts). Network failures are
@@ -21,8 +21,7 @@ import httpx
 import pytest
 from werkzeug.serving import make_server
 
-from api import create_app
-from api.client import (
+from cardroom_client import (
     CardroomError,
     Client,
     Conflict,
@@ -44,9 +43,10 @@ from api.client import (
     leaf_digest,
     verify_fairness,
 )
-from api.client.models import Fairness, HandHistory, Opening
+from cardroom_client.models import Fairness, HandHistory, Opening
 from deploy.demo import choose_discard
 from evaluator.server import EvaluatorServer, create_server
+from gateway.app import create_app
 from tests.conftest import RedisProcess, free_port
 from tests.integration.conftest import gateway_settings
 
@@ -713,9 +713,9 @@ def test_a_lost_answer_is_retried_and_replayed_not_repeated(
 
 def test_the_sdk_imports_nothing_of_the_gateway() -> None:
     probe = (
-        "import sys, api.client; "
-        "print(sorted(m for m in ('flask', 'redis', 'grpc', 'werkzeug', 'api.tables', "
-        "'api.store', 'api.games') if m in sys.modules))"
+        "import sys, cardroom_client; "
+        "print(sorted(m for m in ('flask', 'redis', 'grpc', 'werkzeug', 'gateway.service.tables', "
+        "'gateway.adapters.store', 'gateway.games') if m in sys.modules))"
     )
     found = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60

@@ -1,4 +1,4 @@
-"""`python -m api.clock` as deployed: it applies deadlines, beats its heartbeat file,
+"""`python -m gateway.runtime.clock` as deployed: it applies deadlines, beats its heartbeat file,
 fails its liveness probe when its loop stops turning, and stops on SIGTERM."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from api import create_app
+from gateway.app import create_app
 from tests.integration.conftest import Gateway, gateway_settings
 from tests.integration.play import wait_for
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def probe(path: Path, max_age: float) -> subprocess.CompletedProcess[str]:
     """The liveness probe of deploy/k8s/clock.yaml, run as kubelet would."""
     return subprocess.run(
-        [sys.executable, "-m", "api.heartbeat", str(path), str(max_age)],
+        [sys.executable, "-m", "gateway.runtime.heartbeat", str(path), str(max_age)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -41,7 +41,7 @@ def gateway_without_clock(redis_url: str, evaluator_address: str) -> Iterator[Ga
 
 
 def start_clock(redis_url: str, evaluator_address: str, heartbeat: Path) -> subprocess.Popen[str]:
-    """`python -m api.clock` as deployed, beating `heartbeat`; its logs on stdout."""
+    """`python -m gateway.runtime.clock` as deployed, beating `heartbeat`; its logs on stdout."""
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
@@ -51,7 +51,7 @@ def start_clock(redis_url: str, evaluator_address: str, heartbeat: Path) -> subp
         "LOG_LEVEL": "info",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "api.clock"],
+        [sys.executable, "-m", "gateway.runtime.clock"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -64,7 +64,7 @@ def start_clock(redis_url: str, evaluator_address: str, heartbeat: Path) -> subp
 def clock_process(
     redis_url: str, evaluator_address: str, tmp_path: Path
 ) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """`python -m api.clock` with a heartbeat file, stopped (and resumed) at the end."""
+    """`python -m gateway.runtime.clock` with a heartbeat file, stopped (and resumed) at the end."""
     heartbeat = tmp_path / "clock-alive"
     process = start_clock(redis_url, evaluator_address, heartbeat)
     try:

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from werkzeug.serving import make_server
 
-from api import create_app
-from api.client import Client, Event, Table, deck_commitment, leaf_digest
-from api.client.errors import from_problem
-from api.client.models import Fairness, HandHistory, Opening
+from cardroom_client import Client, Event, Table, deck_commitment, leaf_digest
+from cardroom_client.errors import from_problem
+from cardroom_client.models import Fairness, HandHistory, Opening
 from deploy import demo
+from gateway.app import create_app
 from tests.conftest import free_port
 from tests.integration.conftest import gateway_settings
 from tests.integration.processes import image_healthcheck, run_with

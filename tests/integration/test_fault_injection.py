@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 import redis
 
-from api.games import guts
-from api.store import Commit, TableRecord, TableStore, connect
-from api.tables import public_event
+from gateway.adapters.store import Commit, TableRecord, TableStore, connect
+from gateway.games import guts
+from gateway.service.tables import public_event
 from tests.integration.processes import (
     DurableRedis,
     EvaluatorProcess,

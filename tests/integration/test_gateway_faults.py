@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from api import create_app
 from evaluator.server import EvaluatorServer, create_server
+from gateway.app import create_app
 from tests.conftest import RedisProcess, free_port
 from tests.integration.conftest import Gateway, gateway_settings
 

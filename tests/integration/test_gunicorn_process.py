@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from api.store import COMMAND_CONNECTIONS
+from gateway.adapters.store import COMMAND_CONNECTIONS
 from tests.integration.play import wait_for
 from tests.integration.processes import GunicornGateway, process_holding
 
@@ -82,7 +82,7 @@ def test_two_workers_play_a_deal_and_stop_cleanly(
 
         assert wait_for(gc_pauses, seconds=10) is not None
         # a gevent worker sends its moves' Redis commands through the batcher, which
-        # counts every batch (api.batching); the page shows the worker that answers it
+        # counts every batch (gateway.adapters.batching); the page shows the worker that answers it
         batched = 0.0
         for _ in range(20):
             with urllib.request.urlopen(base + "/metrics", timeout=30) as response:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from werkzeug.datastructures import Headers
 
-from api import create_app
-from api.client import FairnessError, HandHistory, verify_fairness
-from api.errors import PROBLEM_CODES
-from api.store import hand_key
+from cardroom_client import FairnessError, HandHistory, verify_fairness
+from gateway.adapters.store import hand_key
+from gateway.app import create_app
+from gateway.errors import PROBLEM_CODES
 from tests.integration.conftest import Gateway, Player, gateway_settings
 from tests.integration.play import play_guts_game, wait_for
 

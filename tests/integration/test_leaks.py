@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from api.store import TableStore, connect
+from gateway.adapters.store import TableStore, connect
 from tests.conftest import RedisProcess
 from tests.integration.processes import (
     EvaluatorProcess,

@@ -1,4 +1,4 @@
-"""The moves' endpoint (`api.routes.moves`): answered below Flask, as Flask would answer.
+"""The moves' endpoint (`gateway.http.moves`): answered below Flask, as Flask would answer.
 
 The table tests play every move through it; these check the seams: which requests it
 takes and which go on to Flask, failures, metrics and bodies sent in chunks.
@@ -17,9 +17,9 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-from api.ratelimit import MAX_BODY_BYTES
-from api.routes.moves import ROUTE, move_path
-from api.telemetry import REGISTRY
+from gateway.http.limits import MAX_BODY_BYTES
+from gateway.http.moves import ROUTE, move_path
+from gateway.telemetry import REGISTRY
 from tests.integration.conftest import Gateway
 from tests.integration.test_abuse import PROBLEM, assert_problem, seated
 
@@ -117,7 +117,7 @@ def test_an_unexpected_failure_is_a_logged_500_problem(
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(service, "act", broken)
-    with caplog.at_level(logging.ERROR, logger="api.errors"):
+    with caplog.at_level(logging.ERROR, logger="gateway.errors"):
         response = gateway.act(table_id, ann, action="start")
     assert_problem(response, 500, "internal_error")
     assert "a bug" not in response.get_data(as_text=True)

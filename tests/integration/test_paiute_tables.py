@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from api import build_service, create_app
-from api.client import FairnessError, HandHistory, verify_fairness
-from api.games.common import FULL_DECK, Deck
-from api.tables import shuffled_deck
+from cardroom_client import FairnessError, HandHistory, verify_fairness
+from gateway.app import build_service, create_app
+from gateway.games.common import FULL_DECK, Deck
+from gateway.service.tables import shuffled_deck
 from tests.integration.conftest import Gateway, Player, gateway_settings
 from tests.integration.play import (
     chips,

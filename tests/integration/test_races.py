@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from api.games.replay import replay, summary
-from api.store import TableStore, connect
+from gateway.adapters.store import TableStore, connect
+from gateway.games.replay import replay, summary
 from tests.conftest import RedisProcess
 from tests.integration.processes import GunicornGateway, HttpGateway, Reply, Seat, poll
 

@@ -8,12 +8,19 @@ from typing import Any, cast
 
 import pytest
 
-from api import create_app
-from api.clock import Clock
-from api.evaluator_client import EvaluatorClient
-from api.settings import Settings
-from api.store import DEADLINES_KEY, LOBBY_KEY, TableStore, events_key, table_key, tokens_key
-from api.tables import TableService
+from gateway.adapters.evaluator import EvaluatorClient
+from gateway.adapters.store import (
+    DEADLINES_KEY,
+    LOBBY_KEY,
+    TableStore,
+    events_key,
+    table_key,
+    tokens_key,
+)
+from gateway.app import create_app
+from gateway.runtime.clock import Clock
+from gateway.service.tables import TableService
+from gateway.settings import Settings
 from tests.integration.conftest import Gateway, Player, gateway_settings
 from tests.integration.play import wait_for
 from tests.integration.test_round_trips import Wire, counting_client

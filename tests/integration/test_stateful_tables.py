@@ -17,7 +17,7 @@ After every step, for every table:
 - a refused move (any 4xx) and a replayed one leave the stored state and version as they
   were; an accepted one bumps the version by exactly one;
 - the event ids run 1..seq without a gap, and folding the whole stored log (private
-  events included) with `api.games.replay` gives the stored state's summary.
+  events included) with `gateway.games.replay` gives the stored state's summary.
 
 The run's step count, the requests by status, the examples and the duration are written
 to var/reports/stateful.json. The run goes on, in rounds of Hypothesis examples, until
@@ -49,12 +49,12 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from api import create_app
-from api.evaluator_client import EvaluatorClient
-from api.games.common import FULL_DECK, RANKS, Deck
-from api.games.replay import replay, summary
-from api.store import TableStore, connect
-from api.tables import TableService
+from gateway.adapters.evaluator import EvaluatorClient
+from gateway.adapters.store import TableStore, connect
+from gateway.app import create_app
+from gateway.games.common import FULL_DECK, RANKS, Deck
+from gateway.games.replay import replay, summary
+from gateway.service.tables import TableService
 from tests.integration.conftest import gateway_settings
 
 STEPS_PER_EXAMPLE = 200

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from api.store import TableStore
+from gateway.adapters.store import TableStore
 from tests.integration.conftest import Gateway, Player
 
 CARDS = {rank + suit for rank in "23456789TJQKA" for suit in "cdhs"}

@@ -77,8 +77,8 @@ def test_dockerfile_house_rules(dockerfile: Path) -> None:
         ("HEALTHCHECK", "# HEALTHCHECK", "no HEALTHCHECK"),
         ("urlopen(f'http", "urlopen(f'http'", "does not compile"),
         ("python -m grpc_tools.protoc -I", "python -m echo -I", "protobuf code"),
-        ("COPY api/ api/", "COPY apps/ apps/", "'apps' does not exist"),
-        ("COPY api/ api/", "", "needs 'api'"),
+        ("COPY gateway/ gateway/", "COPY apps/ apps/", "'apps' does not exist"),
+        ("COPY gateway/ gateway/", "", "needs 'gateway'"),
         ('CMD ["gunicorn"', 'CMD ["gunicorn_x"', "CMD must be"),
         ("COPY --from=build", "COPY --from=other", "nothing is copied from the build"),
     ],
@@ -119,8 +119,8 @@ def test_dockerignore_sends_only_what_the_build_needs() -> None:
     for sent in (
         "pyproject.toml",
         "README.md",
-        "api/tables.py",
-        "api/openapi.json",
+        "gateway/service/tables.py",
+        "gateway/http/openapi.json",
         "evaluator/server.py",
         "protos/cardroom/evaluator/v1/evaluator.proto",
     ):
@@ -132,7 +132,7 @@ def test_dockerignore_sends_only_what_the_build_needs() -> None:
         "var/redis/x",
         "protos/cardroom/evaluator/v1/evaluator_pb2.py",
         "protos/cardroom/__init__.py",
-        "api/__pycache__/x.pyc",
+        "gateway/__pycache__/x.pyc",
         "deploy/demo.py",
     ):
         assert not ignore.included(kept_out), kept_out
@@ -507,8 +507,8 @@ def test_compose_house_rules(compose: dict[str, Any]) -> None:
             "PROMETHEUS_MULTIPROC_DIR needs a tmpfs",
         ),
         (
-            lambda c: c["services"]["clock"]["healthcheck"]["test"].__setitem__(3, "api.heartbeet"),
-            "python -m api.heartbeet: no such module in the repository",
+            lambda c: c["services"]["clock"]["healthcheck"]["test"].__setitem__(3, "gateway.runtime.heartbeet"),
+            "python -m gateway.runtime.heartbeet: no such module in the repository",
         ),
     ],
 )

@@ -11,8 +11,7 @@ import pytest
 from flask import Flask, abort, request
 from werkzeug.exceptions import ServiceUnavailable
 
-from api import schemas
-from api.errors import (
+from gateway.errors import (
     PROBLEM_CODES,
     PROBLEM_CONTENT_TYPE,
     RULE_ERROR_DEFAULT_STATUS,
@@ -29,9 +28,10 @@ from api.errors import (
     stale_version,
     table_not_found,
 )
-from api.games.common import RuleError
-from api.schemas import field_path, parse_json_body, validate_body, validator_for
-from api.tables import entity_tags
+from gateway.games.common import RuleError
+from gateway.http import schemas
+from gateway.http.schemas import field_path, parse_json_body, validate_body, validator_for
+from gateway.service.tables import entity_tags
 
 JSON = "application/json"
 
@@ -554,7 +554,7 @@ def test_handler_body_too_large(app: Flask) -> None:
 
 
 def test_handler_unexpected_exception(app: Flask, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="api.errors"):
+    with caplog.at_level(logging.ERROR, logger="gateway.errors"):
         response = app.test_client().get("/boom")
     body = problem_of(response)
     assert (response.status_code, body["code"]) == (500, "internal_error")

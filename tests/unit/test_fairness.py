@@ -6,8 +6,8 @@ import hashlib
 import random
 from typing import Any
 
-from api.games import fairness
-from api.games.common import FULL_DECK
+from gateway.games import fairness
+from gateway.games.common import FULL_DECK
 
 SECRET = "5f0c2a9e8d7b6a5f4e3d2c1b0a998877"
 

@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.games import guts
-from api.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
+from gateway.games import guts
+from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
 
 CARDS = frozenset(FULL_DECK)
 CODES = {

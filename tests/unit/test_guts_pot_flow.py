@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from api.games import guts
-from api.games.common import Event, Ranked
+from gateway.games import guts
+from gateway.games.common import Event, Ranked
 from tests.unit.test_guts_rules import make_deck
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve"]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from api.games import fairness, guts
-from api.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
+from gateway.games import fairness, guts
+from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ida", "Jo"]
 T0 = 1000.0

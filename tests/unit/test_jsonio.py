@@ -1,4 +1,4 @@
-"""api.jsonio: the gateway's JSON text, as the standard library would read it."""
+"""gateway.jsonio: the gateway's JSON text, as the standard library would read it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api import jsonio
+from gateway import jsonio
 
 JSON_VALUES = st.recursive(
     st.none()

@@ -1,4 +1,4 @@
-"""api/openapi.json: a valid OpenAPI 3.1 document whose examples match its schemas."""
+"""gateway/http/openapi.json: a valid OpenAPI 3.1 document whose examples match its schemas."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from api.docs import docs_blueprint, swagger_ui_version
-from api.errors import PROBLEM_CODES, RULE_ERROR_DEFAULT_STATUS, RULE_ERROR_STATUS
-from api.games import guts
-from api.schemas import OPENAPI_PATH, StrictValidator, openapi_document, parse_json_body
+from gateway.errors import PROBLEM_CODES, RULE_ERROR_DEFAULT_STATUS, RULE_ERROR_STATUS
+from gateway.games import guts
+from gateway.http.docs import docs_blueprint, swagger_ui_version
+from gateway.http.schemas import OPENAPI_PATH, StrictValidator, openapi_document, parse_json_body
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 DOCUMENT_URI = "urn:test:openapi"

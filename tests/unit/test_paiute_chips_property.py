@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.games import paiute
-from api.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
+from gateway.games import paiute
+from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
 from tests.unit.test_guts_chips_property import CODES as GUTS_CODES
 from tests.unit.test_guts_chips_property import cards_in, stack_of
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from api.games import fairness, paiute
-from api.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
+from gateway.games import fairness, paiute
+from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
 from tests.unit.test_guts_rules import assert_refused, commitment, make_deck, types
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve"]

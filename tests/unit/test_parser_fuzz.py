@@ -1,7 +1,7 @@
 """Every parser of client input, fuzzed: it returns a valid value or raises its documented error.
 
-Cards and hands (`evaluator.cards`, `api.tables.canonical_card`), request bodies
-(`api.schemas.parse_json_body`, for every request schema, from arbitrary bytes, JSON
+Cards and hands (`evaluator.cards`, `gateway.service.tables.canonical_card`), request bodies
+(`gateway.http.schemas.parse_json_body`, for every request schema, from arbitrary bytes, JSON
 and content types) and the gateway's query parameters and headers (`limit`, `after`,
 `wait`, `cursor`, Authorization, Idempotency-Key, If-Match, Last-Event-ID). A parser
 may refuse with `ApiError` (a 4xx with a registered code) or, in the evaluator,
@@ -22,11 +22,6 @@ from flask import Flask
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.errors import PROBLEM_CODES, RULE_ERROR_STATUS, ApiError
-from api.routes import tables as table_routes
-from api.schemas import parse_json_body, validator_for
-from api.settings import Settings
-from api.tables import _etag_matches, canonical_card
 from evaluator.cards import (
     RANK_CHARS,
     SUIT_CHARS,
@@ -37,6 +32,11 @@ from evaluator.cards import (
     parse_card,
     parse_cards,
 )
+from gateway.errors import PROBLEM_CODES, RULE_ERROR_STATUS, ApiError
+from gateway.http.routes import tables as table_routes
+from gateway.http.schemas import parse_json_body, validator_for
+from gateway.service.tables import _etag_matches, canonical_card
+from gateway.settings import Settings
 
 T = TypeVar("T")
 REQUEST_SCHEMAS = ("CreateTable", "TakeSeat", "Action", "EvaluateRequest")
@@ -451,7 +451,7 @@ def test_lobby_cursor(store_service: Any, raw: str) -> None:
 @pytest.fixture(scope="module")
 def store_service(redis_process: Any) -> Iterator[Any]:
     """A table service on the session's Redis (the lobby reads it); no evaluator is called."""
-    from api import build_service
+    from gateway.app import build_service
 
     if redis_process.process is None:
         redis_process.start()

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.games import guts, paiute
-from api.games.common import Event, Ranked, RuleError
-from api.games.replay import ReplayError, apply_event, empty_table, replay, summary
+from gateway.games import guts, paiute
+from gateway.games.common import Event, Ranked, RuleError
+from gateway.games.replay import ReplayError, apply_event, empty_table, replay, summary
 from tests.unit import test_guts_chips_property as guts_property
 from tests.unit import test_paiute_chips_property as paiute_property
 

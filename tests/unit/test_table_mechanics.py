@@ -1,4 +1,4 @@
-"""The table mechanics both games share (`api.games.table`), checked on their own.
+"""The table mechanics both games share (`gateway.games.table`), checked on their own.
 
 The games' rule and chip-property tests run these through every move; here each one is
 pinned by a small worked example, so a change to one shows where it went wrong.
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from api.games import guts, paiute, table
-from api.games.common import Event, RuleError
+from gateway.games import guts, paiute, table
+from gateway.games.common import Event, RuleError
 from tests.unit.test_guts_rules import make_deck
 
 

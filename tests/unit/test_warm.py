@@ -1,11 +1,11 @@
-"""The warm-table cache (api.warm): what it hands out, keeps and drops."""
+"""The warm-table cache (gateway.adapters.warm): what it hands out, keeps and drops."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from api.store import TableRecord
-from api.warm import WarmTables
+from gateway.adapters.store import TableRecord
+from gateway.adapters.warm import WarmTables
 
 
 def record(table_id: str, version: int) -> TableRecord:

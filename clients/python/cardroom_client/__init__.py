@@ -1,0 +1,129 @@
+"""The Python SDK of the cardroom gateway: tables, seats, moves, events, proofs.
+
+    from cardroom_client import Client, GutsOptions
+
+    with Client("http://127.0.0.1:8000") as cardroom:
+        table = cardroom.create_table(GutsOptions(cards=3, ante=1))
+        ann = cardroom.take_seat(table.id, "ann", 100)
+        bo = cardroom.take_seat(table.id, "bo", 100)
+        ann.start()
+        print(ann.table().you.cards)
+        ann.declare("in")
+        bo.declare("out")
+
+It needs only httpx: it imports nothing of the gateway (no Flask, Redis or gRPC).
+"""
+
+from cardroom_client.client import Client, Seat
+from cardroom_client.errors import (
+    RULE_CODES,
+    BadRequest,
+    CardroomError,
+    Conflict,
+    ConnectionFailed,
+    FairnessError,
+    Forbidden,
+    NotFound,
+    PreconditionFailed,
+    RateLimited,
+    RuleConflict,
+    RuleForbidden,
+    RuleUnprocessable,
+    RuleViolation,
+    ServerError,
+    Unauthorized,
+    Unavailable,
+    Unprocessable,
+    error_for,
+)
+from cardroom_client.fairness import (
+    FairnessReport,
+    dealt_places,
+    deck_commitment,
+    leaf_digest,
+    reshuffle_leaf,
+    verify_fairness,
+)
+from cardroom_client.models import (
+    ActionResult,
+    Deal,
+    Drawn,
+    Event,
+    EventPage,
+    Fairness,
+    GutsOptions,
+    HandHistory,
+    LeaveResult,
+    LobbyPage,
+    MoveAccepted,
+    Odds,
+    Opening,
+    PaiuteOptions,
+    Pending,
+    RankedHand,
+    Readiness,
+    ReshuffleProof,
+    SeatState,
+    Table,
+    TableOptions,
+    TableSummary,
+    You,
+)
+from cardroom_client.sse import EventStream
+from cardroom_client.transport import RetryPolicy, new_idempotency_key
+
+__all__ = [
+    "RULE_CODES",
+    "ActionResult",
+    "BadRequest",
+    "CardroomError",
+    "Client",
+    "Conflict",
+    "ConnectionFailed",
+    "Deal",
+    "Drawn",
+    "Event",
+    "EventPage",
+    "EventStream",
+    "Fairness",
+    "FairnessError",
+    "FairnessReport",
+    "Forbidden",
+    "GutsOptions",
+    "HandHistory",
+    "LeaveResult",
+    "LobbyPage",
+    "MoveAccepted",
+    "NotFound",
+    "Odds",
+    "Opening",
+    "PaiuteOptions",
+    "Pending",
+    "PreconditionFailed",
+    "RankedHand",
+    "RateLimited",
+    "Readiness",
+    "ReshuffleProof",
+    "RetryPolicy",
+    "RuleConflict",
+    "RuleForbidden",
+    "RuleUnprocessable",
+    "RuleViolation",
+    "Seat",
+    "SeatState",
+    "ServerError",
+    "Table",
+    "TableOptions",
+    "TableSummary",
+    "Unauthorized",
+    "Unavailable",
+    "Unprocessable",
+    "You",
+    "dealt_places",
+    "deck_commitment",
+    "error_for",
+    "leaf_digest",
+    "new_idempotency_key",
+    "reshuffle_leaf",
+    "verify_fairness",
+]

@@ -1,0 +1,507 @@
+"""`Client`: the whole cardroom HTTP API as methods; `Seat`: one seat's moves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Literal
+
+import httpx
+
+from cardroom_client.errors import CardroomError
+from cardroom_client.fairness import FairnessReport, verify_fairness
+from cardroom_client.models import (
+    ActionResult,
+    EvaluatorGame,
+    Event,
+    EventPage,
+    GutsOptions,
+    HandHistory,
+    LeaveResult,
+    LobbyPage,
+    MoveAccepted,
+    Odds,
+    RankedHand,
+    Readiness,
+    Table,
+    TableOptions,
+    TableSummary,
+)
+from cardroom_client.sse import EventStream
+from cardroom_client.transport import RetryPolicy, Transport
+
+Choice = Literal["in", "out"]
+Source = Literal["stock", "discard"]
+ETag = str | Table
+
+
+def _etag_header(name: str, value: ETag | None) -> dict[str, str]:
+    """`{name: the ETag}` for a conditional request, or no header without one."""
+    if value is None:
+        return {}
+    return {name: value if isinstance(value, str) else value.etag}
+
+
+def _events(items: Sequence[Mapping[str, Any]]) -> list[Event]:
+    return [Event.from_json(item) for item in items]
+
+
+class Client:
+    """A cardroom gateway at `base_url`; one instance serves any number of threads.
+
+    Connections are pooled and reused. Every write carries a fresh Idempotency-Key,
+    kept across its retries; see `RetryPolicy` for what is retried. Failures raise
+    `CardroomError` subclasses. Use it as a context manager or call `close`.
+    """
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        *,
+        timeout: float = 10.0,
+        connect_timeout: float = 5.0,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
+        limits: httpx.Limits | None = None,
+        verify: bool | str = True,
+    ) -> None:
+        """Talk to `base_url`; `timeout` seconds per read (long polls add their wait)."""
+        self.retry = retry or RetryPolicy()
+        self.transport = Transport(
+            base_url,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retry=self.retry,
+            headers=headers,
+            event_hooks=event_hooks,
+            limits=limits,
+            verify=verify,
+        )
+
+    @property
+    def base_url(self) -> str:
+        """The gateway's URL."""
+        return self.transport.base_url
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self.transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ operations
+
+    def health(self) -> bool:
+        """True when the gateway process answers `/healthz`."""
+        self.transport.request("GET", "/healthz")
+        return True
+
+    def readiness(self, *, retry: RetryPolicy | None = None) -> Readiness:
+        """`/readyz` (no retry by default): ready, or why not (Redis, evaluator)."""
+        try:
+            body = self.transport.request("GET", "/readyz", retry=retry or RetryPolicy.never())
+        except CardroomError as error:
+            if error.status != 503:
+                raise
+            # Redis is checked first: when it is down the evaluator was not asked
+            if error.code == "store_unavailable":
+                return Readiness(False, "unavailable", "unknown", error.detail)
+            return Readiness(False, "ok", "unavailable", error.detail)
+        reply = body.json()
+        return Readiness(True, str(reply.get("redis")), str(reply.get("evaluator")))
+
+    # ------------------------------------------------------------------ tables
+
+    def lobby_page(self, limit: int = 20, cursor: str | None = None) -> LobbyPage:
+        """One page of the lobby, newest tables first."""
+        params: dict[str, Any] = {"limit": limit}
+        if cursor is not None:
+            params["cursor"] = cursor
+        body = self.transport.request("GET", "/v1/tables", params=params).json()
+        return LobbyPage(
+            [TableSummary.from_json(item) for item in body["tables"]], body.get("next_cursor")
+        )
+
+    def lobby(self, page_size: int = 20) -> Iterator[TableSummary]:
+        """Every table, newest first, fetching pages of `page_size` as iteration goes on."""
+        cursor: str | None = None
+        while True:
+            page = self.lobby_page(page_size, cursor)
+            yield from page.tables
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def create_table(
+        self,
+        options: TableOptions | None = None,
+        *,
+        name: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        """Create a table (Guts with every default unless `options` say otherwise)."""
+        body = (options or GutsOptions()).to_json()
+        if name is not None:
+            body["name"] = name
+        reply = self.transport.request(
+            "POST", "/v1/tables", body=body, write=True, idempotency_key=idempotency_key
+        )
+        return Table.from_json(reply.json())
+
+    def table(self, table_id: str, *, seat: Seat | None = None) -> Table:
+        """The table as `seat` (or a spectator) sees it; `seat` adds its own cards."""
+        found = self.table_if_changed(table_id, None, seat=seat)
+        assert found is not None  # without If-None-Match the gateway never answers 304
+        return found
+
+    def table_if_changed(
+        self, table_id: str, if_none_match: ETag | None, *, seat: Seat | None = None
+    ) -> Table | None:
+        """The table, or None while its ETag is still `if_none_match` (a Table or '"4"')."""
+        headers = _etag_header("If-None-Match", if_none_match)
+        reply = self.transport.request(
+            "GET",
+            f"/v1/tables/{table_id}",
+            token=None if seat is None else seat.token,
+            headers=headers,
+        )
+        if reply.status_code == 304:
+            return None
+        return Table.from_json(reply.json())
+
+    # ------------------------------------------------------------------ seats
+
+    def take_seat(
+        self, table_id: str, name: str, buy_in: int, *, idempotency_key: str | None = None
+    ) -> Seat:
+        """Sit down with `buy_in` chips: the seat, holding its token (shown only once)."""
+        reply = self.transport.request(
+            "POST",
+            f"/v1/tables/{table_id}/seats",
+            body={"name": name, "buy_in": buy_in},
+            write=True,
+            idempotency_key=idempotency_key,
+        ).json()
+        return Seat(
+            self,
+            table_id,
+            int(reply["seat"]),
+            str(reply["token"]),
+            name,
+            waiting=bool(reply.get("waiting", False)),
+            joined=Table.from_json(reply["table"]),
+        )
+
+    def seat(self, table_id: str, number: int, token: str, name: str | None = None) -> Seat:
+        """A seat from credentials kept earlier (table id, seat number, token)."""
+        return Seat(self, table_id, number, token, name)
+
+    def leave(
+        self,
+        seat: Seat,
+        *,
+        if_match: ETag | None = None,
+        idempotency_key: str | None = None,
+    ) -> LeaveResult:
+        """Leave now, or when the deal the seat is in is settled."""
+        headers = _etag_header("If-Match", if_match)
+        reply = self.transport.request(
+            "DELETE",
+            f"/v1/tables/{seat.table_id}/seats/{seat.number}",
+            token=seat.token,
+            headers=headers,
+            write=True,
+            idempotency_key=idempotency_key,
+        ).json()
+        cashed = reply.get("cashed_out")
+        return LeaveResult(
+            int(reply["seat"]),
+            bool(reply["left"]),
+            bool(reply["leaving"]),
+            None if cashed is None else int(cashed),
+        )
+
+    # ------------------------------------------------------------------ moves
+
+    def _move(
+        self,
+        seat: Seat,
+        action: Mapping[str, Any],
+        if_match: ETag | None,
+        idempotency_key: str | None,
+        prefer: dict[str, str],
+    ) -> httpx.Response:
+        return self.transport.request(
+            "POST",
+            f"/v1/tables/{seat.table_id}/actions",
+            body=dict(action),
+            token=seat.token,
+            headers={**prefer, **_etag_header("If-Match", if_match)},
+            write=True,
+            idempotency_key=idempotency_key,
+            ok=frozenset({200, 204}),
+        )
+
+    def act(
+        self,
+        seat: Seat,
+        action: Mapping[str, Any],
+        *,
+        if_match: ETag | None = None,
+        idempotency_key: str | None = None,
+    ) -> ActionResult:
+        """Any move as its JSON body (`{"action": "declare", "choice": "in"}`).
+
+        A retry of a key first sent by `act_minimal` replays its answer, which holds no
+        table: the table is then read as it is now, and `events` is empty.
+        """
+        reply = self._move(seat, action, if_match, idempotency_key, {})
+        replayed = reply.headers.get("Idempotent-Replayed") == "true"
+        if reply.status_code == 204:
+            # a replay of a key whose first request asked for no table: read it now
+            return ActionResult(self.table(seat.table_id, seat=seat), [], replayed)
+        body = reply.json()
+        return ActionResult(Table.from_json(body["table"]), _events(body["events"]), replayed)
+
+    def act_minimal(
+        self,
+        seat: Seat,
+        action: Mapping[str, Any],
+        *,
+        if_match: ETag | None = None,
+        idempotency_key: str | None = None,
+    ) -> MoveAccepted:
+        """A move answered without the table (`Prefer: return=minimal`): for a program
+        that follows the table's events anyway, it saves the gateway building the view
+        and both sides its bytes."""
+        reply = self._move(seat, action, if_match, idempotency_key, {"Prefer": "return=minimal"})
+        replayed = reply.headers.get("Idempotent-Replayed") == "true"
+        if reply.status_code == 200:  # a gateway that does not apply the preference
+            return MoveAccepted(int(reply.json()["table"]["version"]), replayed)
+        return MoveAccepted(int(reply.headers["ETag"].strip('"')), replayed)
+
+    # ------------------------------------------------------------------ events
+
+    def events(
+        self, table_id: str, *, seat: Seat | None = None, after: int = 0, wait: float = 0.0
+    ) -> EventPage:
+        """Events after `after`, long-polling up to `wait` seconds for the first one."""
+        params: dict[str, Any] = {"after": after}
+        if wait:
+            params["wait"] = f"{wait:g}"
+        reply = self.transport.request(
+            "GET",
+            f"/v1/tables/{table_id}/events",
+            params=params,
+            token=None if seat is None else seat.token,
+            read_timeout=self.transport.timeout + wait,
+        ).json()
+        return EventPage(_events(reply["events"]), int(reply["next"]))
+
+    def follow(
+        self,
+        table_id: str,
+        *,
+        seat: Seat | None = None,
+        after: int = 0,
+        wait: float = 10.0,
+    ) -> Iterator[Event]:
+        """Every event after `after`, forever, by long polls of up to `wait` seconds."""
+        cursor = after
+        while True:
+            page = self.events(table_id, seat=seat, after=cursor, wait=wait)
+            yield from page.events
+            cursor = page.next
+
+    def stream(
+        self,
+        table_id: str,
+        *,
+        seat: Seat | None = None,
+        after: int = 0,
+        retry: RetryPolicy | None = None,
+        read_timeout: float = 40.0,
+        reconnect_delay: float | None = None,
+        until: float | None = None,
+    ) -> EventStream:
+        """The server-sent event stream, reconnecting with Last-Event-ID when it ends.
+
+        `read_timeout` exceeds the server's keep-alive interval (15 s); a silent
+        connection is taken as broken and reopened. `reconnect_delay` overrides the
+        server's ``retry:`` delay; `until` (a `time.monotonic()` value) ends iteration.
+        """
+        return EventStream(
+            self.transport,
+            table_id,
+            token=None if seat is None else seat.token,
+            after=after,
+            retry=retry or self.retry,
+            read_timeout=read_timeout,
+            reconnect_delay=reconnect_delay,
+            until=until,
+        )
+
+    # ------------------------------------------------------------------ hand histories
+
+    def hand(self, table_id: str, hand_number: int, *, seat: Seat | None = None) -> HandHistory:
+        """A finished deal's history with its fairness proof (with `seat`: its own events)."""
+        reply = self.transport.request(
+            "GET",
+            f"/v1/tables/{table_id}/hands/{hand_number}",
+            token=None if seat is None else seat.token,
+        )
+        return HandHistory.from_json(reply.json())
+
+    def verify_hand(
+        self,
+        table_id: str,
+        hand_number: int,
+        *,
+        seat: Seat | None = None,
+        announced: str | None = None,
+        dealt: Mapping[int, Sequence[str]] | None = None,
+    ) -> FairnessReport:
+        """Fetch a deal's history and check its fairness proof (see `verify_fairness`)."""
+        history = self.hand(table_id, hand_number, seat=seat)
+        return verify_fairness(history, announced=announced, dealt=dealt)
+
+    # ------------------------------------------------------------------ evaluator
+
+    def evaluate(
+        self, game: EvaluatorGame, hands: Sequence[str], *, wild_rank: int | None = None
+    ) -> list[RankedHand]:
+        """Rank hands ("Ah Kd Qc"), in order; Paiute needs `wild_rank` (2..14)."""
+        body: dict[str, Any] = {"game": game, "hands": list(hands)}
+        if wild_rank is not None:
+            body["wild_rank"] = wild_rank
+        reply = self.transport.request("POST", "/v1/evaluate", body=body).json()
+        return [RankedHand.from_json(item) for item in reply["results"]]
+
+    def odds(
+        self,
+        game: Literal["guts2", "guts3"],
+        hand: str,
+        opponents: int,
+        *,
+        samples: int | None = None,
+        seed: int | None = None,
+    ) -> Odds:
+        """A Guts hand's chances against `opponents` random hands."""
+        query: dict[str, Any] = {"hand": hand, "opponents": opponents}
+        if samples is not None:
+            query["samples"] = samples
+        if seed is not None:
+            query["seed"] = seed
+        reply = self.transport.request(
+            "POST", "/v1/evaluate", body={"game": game, "odds": query}
+        ).json()
+        return Odds.from_json(reply)
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A seat at a table: its table id, number and token, and its moves as methods.
+
+    The token is the seat's only credential and is shown once: keep `table_id`,
+    `number` and `token` to act for the seat later (`Client.seat` rebuilds it).
+    """
+
+    client: Client = field(repr=False, compare=False)
+    table_id: str
+    number: int
+    token: str = field(repr=False)
+    name: str | None = None
+    waiting: bool = False
+    joined: Table | None = field(default=None, repr=False, compare=False)
+
+    def table(self) -> Table:
+        """The table as this seat sees it (its own cards under `you`)."""
+        return self.client.table(self.table_id, seat=self)
+
+    def table_if_changed(self, if_none_match: ETag | None) -> Table | None:
+        """The table as this seat sees it, or None while its ETag is `if_none_match`."""
+        return self.client.table_if_changed(self.table_id, if_none_match, seat=self)
+
+    def act(
+        self,
+        action: Mapping[str, Any],
+        *,
+        if_match: ETag | None = None,
+        idempotency_key: str | None = None,
+    ) -> ActionResult:
+        """Any move as its JSON body (see `Client.act`)."""
+        return self.client.act(self, action, if_match=if_match, idempotency_key=idempotency_key)
+
+    def act_minimal(
+        self,
+        action: Mapping[str, Any],
+        *,
+        if_match: ETag | None = None,
+        idempotency_key: str | None = None,
+    ) -> MoveAccepted:
+        """Any move, answered without the table (see `Client.act_minimal`)."""
+        return self.client.act_minimal(
+            self, action, if_match=if_match, idempotency_key=idempotency_key
+        )
+
+    def start(self, *, if_match: ETag | None = None) -> ActionResult:
+        """Start the first game at a waiting table."""
+        return self.act({"action": "start"}, if_match=if_match)
+
+    def declare(self, choice: Choice, *, if_match: ETag | None = None) -> ActionResult:
+        """Guts: declare "in" or "out" of the current deal (final)."""
+        return self.act({"action": "declare", "choice": choice}, if_match=if_match)
+
+    def rebuy(self, amount: int, *, if_match: ETag | None = None) -> ActionResult:
+        """Buy `amount` more chips between deals."""
+        return self.act({"action": "rebuy", "amount": amount}, if_match=if_match)
+
+    def draw(self, source: Source = "stock", *, if_match: ETag | None = None) -> ActionResult:
+        """Paiute: take the top card of the stock or of the discard pile."""
+        return self.act({"action": "draw", "source": source}, if_match=if_match)
+
+    def discard(self, card: str, *, if_match: ETag | None = None) -> ActionResult:
+        """Paiute: discard one card after drawing."""
+        return self.act({"action": "discard", "card": card}, if_match=if_match)
+
+    def call(
+        self, cards: Sequence[str], discard: str | None, *, if_match: ETag | None = None
+    ) -> ActionResult:
+        """Paiute: show a winning combination (5 cards and `discard` the sixth, or all 6)."""
+        body = {"action": "call", "cards": list(cards), "discard": discard}
+        return self.act(body, if_match=if_match)
+
+    def leave(self, *, if_match: ETag | None = None) -> LeaveResult:
+        """Leave now, or when the deal this seat is in is settled."""
+        return self.client.leave(self, if_match=if_match)
+
+    def events(self, *, after: int = 0, wait: float = 0.0) -> EventPage:
+        """Events this seat may see after `after` (its private ones included)."""
+        return self.client.events(self.table_id, seat=self, after=after, wait=wait)
+
+    def stream(
+        self,
+        *,
+        after: int = 0,
+        reconnect_delay: float | None = None,
+        until: float | None = None,
+    ) -> EventStream:
+        """This seat's server-sent event stream (see `Client.stream`)."""
+        return self.client.stream(
+            self.table_id, seat=self, after=after, reconnect_delay=reconnect_delay, until=until
+        )
+
+    def hand(self, hand_number: int) -> HandHistory:
+        """A finished deal's history as this seat may see it."""
+        return self.client.hand(self.table_id, hand_number, seat=self)

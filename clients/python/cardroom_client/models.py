@@ -1,0 +1,574 @@
+"""Typed results of the gateway's answers, and typed table options for creating tables.
+
+Each result is a frozen dataclass built from the JSON body by its `from_json`; `raw`
+keeps the body as received, so members a newer gateway adds are never lost. Cards are
+strings such as ``"Ah"`` or ``"Td"``; seat numbers are ints (the JSON's string keys are
+turned into ints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+Json = dict[str, Any]
+GameName = Literal["guts", "paiute"]
+EvaluatorGame = Literal["guts2", "guts3", "paiute"]
+
+
+def _seat_keys(mapping: Mapping[str, Any] | None) -> dict[int, Any]:
+    return {int(key): value for key, value in (mapping or {}).items() if key.isdigit()}
+
+
+def _cards(value: Sequence[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+# ---------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """Options left as None take the gateway's defaults."""
+
+    def to_json(self) -> Json:
+        """The request body's options: only those that were set."""
+        return {
+            item.name: getattr(self, item.name)
+            for item in fields(self)
+            if getattr(self, item.name) is not None
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GutsOptions(_Options):
+    """A Guts table's options (README, "Guts table options"); None: the default."""
+
+    cards: Literal[2, 3] | None = None
+    ante: int | None = None
+    ante_mode: Literal["empty_pot", "every_deal"] | None = None
+    declare: Literal["simultaneous", "sequential"] | None = None
+    all_out_ante: bool | None = None
+    wimp: bool | None = None
+    losers_pay: Literal["all", "worst"] | None = None
+    ghost: bool | None = None
+    cap: int | None = None
+    cap_mode: Literal["per_deal", "reserve"] | None = None
+    turn_seconds: int | None = None
+    deal_pause_seconds: float | None = None
+    rebuy: bool | None = None
+    min_players: int | None = None
+    max_players: int | None = None
+    min_buy_in: int | None = None
+    max_buy_in: int | None = None
+
+    game: Literal["guts"] = field(default="guts", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PaiuteOptions(_Options):
+    """A Paiute table's options (README, "Paiute tables"); None: the default."""
+
+    ante: int | None = None
+    turn_seconds: int | None = None
+    max_reshuffles: int | None = None
+    deal_pause_seconds: float | None = None
+    rebuy: bool | None = None
+    min_players: int | None = None
+    max_players: int | None = None
+    min_buy_in: int | None = None
+    max_buy_in: int | None = None
+
+    game: Literal["paiute"] = field(default="paiute", init=False)
+
+
+TableOptions = GutsOptions | PaiuteOptions
+
+
+# ---------------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True, slots=True)
+class SeatState:
+    """A taken seat as everyone sees it."""
+
+    seat: int
+    name: str
+    stack: int
+    status: str
+    leaving: bool
+    out_of_chips: bool
+    in_hand: bool
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> SeatState:
+        """Build from the JSON member."""
+        return cls(
+            int(body["seat"]),
+            str(body["name"]),
+            int(body["stack"]),
+            str(body["status"]),
+            bool(body.get("leaving", False)),
+            bool(body.get("out_of_chips", False)),
+            bool(body.get("in_hand", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What the table waits for: `action` from `seats` before `deadline` (epoch seconds).
+
+    Guts: ``declare``; Paiute: ``draw`` or ``discard_or_call``; both: ``rank_hands``
+    (the evaluator) and ``next_deal`` (the pause between deals).
+    """
+
+    action: str
+    seats: tuple[int, ...]
+    deadline: float | None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Pending:
+        """Build from the JSON member."""
+        return cls(str(body["action"]), tuple(body.get("seats") or ()), body.get("deadline"))
+
+
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """The card a Paiute seat just drew and where from (`card` None: hidden from you)."""
+
+    source: str
+    card: str | None
+    seat: int | None = None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any] | None) -> Drawn | None:
+        """Build from the JSON member (None stays None)."""
+        if body is None:
+            return None
+        seat = body.get("seat")
+        return cls(str(body["source"]), body.get("card"), None if seat is None else int(seat))
+
+
+@dataclass(frozen=True, slots=True)
+class You:
+    """Your own seat, present when the table was read with your seat token."""
+
+    seat: int
+    cards: tuple[str, ...] | None
+    declaration: str | None = None
+    drawn: Drawn | None = None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> You:
+        """Build from the JSON member."""
+        return cls(
+            int(body["seat"]),
+            _cards(body.get("cards")),
+            body.get("declaration"),
+            Drawn.from_json(body.get("drawn")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """The current or last deal as everyone sees it.
+
+    Both games: number, game_number, dealer, commitment (published when the deal
+    starts), players (dealing order), names, shown, ranks, timeouts, outcome, ended.
+    Guts only: cards_per_hand, ghost, declared, declarations, turn. Paiute only:
+    wild_card, wild_rank, discard_top, discard_size, stock_size, hand_sizes, caller,
+    last_turns, claims, drawn, reshuffles (and turn). Other games' fields are None.
+    """
+
+    number: int
+    game_number: int
+    dealer: int
+    commitment: str
+    players: tuple[int, ...]
+    names: dict[int, str]
+    shown: dict[str, tuple[str, ...]]
+    ranks: dict[str, Any]
+    timeouts: list[Any]
+    pot_at_start: int
+    flow: list[Json]
+    outcome: str | None
+    ended: bool
+    showdown: str | None
+    turn: int | None
+    cards_per_hand: int | None = None
+    ghost: bool = False
+    declared: tuple[int, ...] = ()
+    declarations: dict[int, str] = field(default_factory=dict)
+    wild_card: str | None = None
+    wild_rank: int | None = None
+    discard_top: str | None = None
+    discard_size: int | None = None
+    stock_size: int | None = None
+    hand_sizes: dict[int, int] = field(default_factory=dict)
+    caller: int | None = None
+    last_turns: tuple[int, ...] = ()
+    claims: dict[int, Json] = field(default_factory=dict)
+    drawn: Drawn | None = None
+    reshuffles: int | None = None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Deal:
+        """Build from the JSON member."""
+        return cls(
+            number=int(body["number"]),
+            game_number=int(body["game_number"]),
+            dealer=int(body["dealer"]),
+            commitment=str(body["commitment"]),
+            players=tuple(body.get("players") or ()),
+            names={int(k): str(v) for k, v in (body.get("names") or {}).items()},
+            shown={str(k): tuple(v) for k, v in (body.get("shown") or {}).items()},
+            ranks=dict(body.get("ranks") or {}),
+            timeouts=list(body.get("timeouts") or ()),
+            pot_at_start=int(body.get("pot_at_start") or 0),
+            flow=list(body.get("flow") or ()),
+            outcome=body.get("outcome"),
+            ended=bool(body.get("ended", False)),
+            showdown=body.get("showdown"),
+            turn=body.get("turn"),
+            cards_per_hand=body.get("cards_per_hand"),
+            ghost=bool(body.get("ghost", False)),
+            declared=tuple(body.get("declared") or ()),
+            declarations={int(k): str(v) for k, v in (body.get("declarations") or {}).items()},
+            wild_card=body.get("wild_card"),
+            wild_rank=body.get("wild_rank"),
+            discard_top=body.get("discard_top"),
+            discard_size=body.get("discard_size"),
+            stock_size=body.get("stock_size"),
+            hand_sizes=_seat_keys(body.get("hand_sizes")),
+            caller=body.get("caller"),
+            last_turns=tuple(body.get("last_turns") or ()),
+            claims=_seat_keys(body.get("claims")),
+            drawn=Drawn.from_json(body.get("drawn")),
+            reshuffles=body.get("reshuffles"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table as the caller may see it; `version` is its ETag (see `etag`)."""
+
+    id: str
+    name: str | None
+    game: str
+    version: int
+    options: dict[str, Any]
+    phase: str
+    deadline: float | None
+    hand_number: int
+    game_number: int
+    game_in_progress: bool
+    pot: int
+    reserve: int
+    dealer: int | None
+    seats: dict[int, SeatState]
+    deal: Deal | None
+    pending: Pending | None
+    you: You | None
+    raw: Json = field(repr=False, compare=False)
+
+    @property
+    def etag(self) -> str:
+        """The table's version as the strong entity tag the gateway sends (`"4"`)."""
+        return f'"{self.version}"'
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Table:
+        """Build from the JSON body."""
+        deal, pending, you = body.get("deal"), body.get("pending"), body.get("you")
+        return cls(
+            id=str(body["id"]),
+            name=body.get("name"),
+            game=str(body["game"]),
+            version=int(body["version"]),
+            options=dict(body.get("options") or {}),
+            phase=str(body["phase"]),
+            deadline=body.get("deadline"),
+            hand_number=int(body.get("hand_number") or 0),
+            game_number=int(body.get("game_number") or 0),
+            game_in_progress=bool(body.get("game_in_progress", False)),
+            pot=int(body["pot"]),
+            reserve=int(body.get("reserve") or 0),
+            dealer=body.get("dealer"),
+            seats={int(k): SeatState.from_json(v) for k, v in (body.get("seats") or {}).items()},
+            deal=None if deal is None else Deal.from_json(deal),
+            pending=None if pending is None else Pending.from_json(pending),
+            you=None if you is None else You.from_json(you),
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TableSummary:
+    """A table as the lobby lists it."""
+
+    id: str
+    name: str | None
+    game: str
+    options: dict[str, Any]
+    seats_taken: int
+    seats_free: int
+    max_players: int
+    phase: str
+    created_at: float
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> TableSummary:
+        """Build from the JSON member."""
+        return cls(
+            str(body["id"]),
+            body.get("name"),
+            str(body["game"]),
+            dict(body.get("options") or {}),
+            int(body["seats_taken"]),
+            int(body["seats_free"]),
+            int(body["max_players"]),
+            str(body["phase"]),
+            float(body["created_at"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyPage:
+    """One page of the lobby; `next_cursor` is None on the last page."""
+
+    tables: list[TableSummary]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveResult:
+    """A leave: gone now (`left`, with `cashed_out` chips) or when the deal is settled."""
+
+    seat: int
+    left: bool
+    leaving: bool
+    cashed_out: int | None
+
+
+# ---------------------------------------------------------------------- events
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One entry of a table's event log; `private` ones reach only their seat."""
+
+    id: int
+    type: str
+    data: dict[str, Any]
+    at: float
+    hand_number: int
+    private: bool = False
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Event:
+        """Build from the JSON member."""
+        return cls(
+            int(body["id"]),
+            str(body["type"]),
+            dict(body.get("data") or {}),
+            float(body.get("at") or 0.0),
+            int(body.get("hand_number") or 0),
+            bool(body.get("private", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EventPage:
+    """Events after a cursor; pass `next` as the next `after`."""
+
+    events: list[Event]
+    next: int
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """A move's answer: the table after it and the events it produced (as you see them)."""
+
+    table: Table
+    events: list[Event]
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MoveAccepted:
+    """A move made with `Prefer: return=minimal`: no table, only the version it made.
+
+    `etag` ('"5"') can be sent as `if_match` of the next move; the move's events are in
+    the table's log (`Client.events`, `Client.stream`).
+    """
+
+    version: int
+    replayed: bool = False
+
+    @property
+    def etag(self) -> str:
+        """The table's ETag after the move."""
+        return f'"{self.version}"'
+
+
+# ---------------------------------------------------------------------- hand histories
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """One opened place of the deck: its card and the salt that hid it."""
+
+    position: int
+    card: str
+    salt: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReshuffleProof:
+    """A Paiute reshuffle's proof: its stock's leaves, those places the reader drew opened."""
+
+    number: int
+    commitment: str
+    leaves: tuple[str, ...]
+    opened: tuple[Opening, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fairness:
+    """The proof: the 52 `leaves` hash to `commitment`; each opening hashes to its leaf.
+
+    `opened` holds the places whose cards the reader saw come off the deck (see
+    `cardroom_client.fairness`); Paiute histories also give a proof per reshuffle.
+    """
+
+    commitment: str
+    leaves: tuple[str, ...]
+    opened: tuple[Opening, ...]
+    formula: str
+    reshuffles: tuple[ReshuffleProof, ...] = ()
+
+    @property
+    def cards(self) -> dict[int, str]:
+        """The opened cards by their place in the deck (0 is the top)."""
+        return {item.position: item.card for item in self.opened}
+
+
+def _openings(items: Any) -> tuple[Opening, ...]:
+    return tuple(
+        Opening(int(item["position"]), str(item["card"]), str(item["salt"])) for item in items or ()
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HandHistory:
+    """A finished deal: its events (as the caller may see them), showdown, chips, proof."""
+
+    table_id: str
+    hand_number: int
+    game_number: int
+    dealer: int | None
+    outcome: str | None
+    events: list[Event]
+    showdown: Json | None
+    pot_flow: list[Json]
+    fairness: Fairness
+    wild_card: str | None
+    raw: Json = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> HandHistory:
+        """Build from the JSON body."""
+        proof = body["fairness"]
+        return cls(
+            table_id=str(body["table_id"]),
+            hand_number=int(body["hand_number"]),
+            game_number=int(body["game_number"]),
+            dealer=body.get("dealer"),
+            outcome=body.get("outcome"),
+            events=[Event.from_json(item) for item in body.get("events") or ()],
+            showdown=body.get("showdown"),
+            pot_flow=list(body.get("pot_flow") or ()),
+            fairness=Fairness(
+                str(proof["commitment"]),
+                # a proof of another formula (a deal played before this one) has neither:
+                # verify_fairness names its formula as unknown
+                tuple(str(item) for item in proof.get("leaves") or ()),
+                _openings(proof.get("opened")),
+                str(proof.get("formula", "")),
+                tuple(
+                    ReshuffleProof(
+                        int(item["number"]),
+                        str(item["commitment"]),
+                        tuple(str(leaf) for leaf in item["leaves"]),
+                        _openings(item["opened"]),
+                    )
+                    for item in proof.get("reshuffles") or ()
+                ),
+            ),
+            wild_card=body.get("wild_card"),
+            raw=dict(body),
+        )
+
+
+# ---------------------------------------------------------------------- evaluator
+
+
+@dataclass(frozen=True, slots=True)
+class RankedHand:
+    """One hand's rank: higher `strength` wins, equal ties; Paiute's `leftover` card."""
+
+    hand: str
+    strength: int
+    category: str
+    description: str
+    leftover: str | None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> RankedHand:
+        """Build from the JSON member."""
+        return cls(
+            str(body["hand"]),
+            int(body["strength"]),
+            str(body["category"]),
+            str(body["description"]),
+            body.get("leftover"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Odds:
+    """A Guts hand's chances against random hands (`exact` when every deal was counted)."""
+
+    win: float
+    tie: float
+    lose: float
+    exact: bool
+    samples: int
+    wins: int
+    ties: int
+    losses: int
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Odds:
+        """Build from the JSON body."""
+        return cls(
+            float(body["win"]),
+            float(body["tie"]),
+            float(body["lose"]),
+            bool(body["exact"]),
+            int(body["samples"]),
+            int(body["wins"]),
+            int(body["ties"]),
+            int(body["losses"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    """`/readyz`: whether Redis and the evaluator answer ("ok", "unavailable", "unknown")."""
+
+    ready: bool
+    redis: str
+    evaluator: str
+    detail: str | None = None

@@ -1,0 +1,234 @@
+"""The gateway's gRPC client of the evaluator: deadlines, retries, balancing, TLS.
+
+One channel per process. The address may name one evaluator, several
+(`host1:50051,host2:50051`, balanced by the client) or a DNS name that resolves to
+several (`dns:///evaluator-headless:50051`). The service config asks gRPC for
+`round_robin` balancing and retries of UNAVAILABLE; gRPC errors become ApiErrors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import grpc
+
+from cardroom.evaluator.v1 import evaluator_pb2 as pb
+from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
+from gateway.errors import ApiError, EvaluatorUnavailable
+from gateway.games.common import Ranked
+
+SERVICE_CONFIG = json.dumps(
+    {
+        "loadBalancingConfig": [{"round_robin": {}}],
+        "methodConfig": [
+            {
+                "name": [{"service": "cardroom.evaluator.v1.Evaluator"}],
+                "retryPolicy": {
+                    "maxAttempts": 5,
+                    "initialBackoff": "0.05s",
+                    "maxBackoff": "0.5s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ],
+    }
+)
+
+GAMES = {"guts2": pb.GUTS_2, "guts3": pb.GUTS_3, "paiute": pb.PAIUTE}
+
+
+def channel_target(address: str) -> str:
+    """A gRPC target for one address, a comma-separated list, or a `dns:///` name.
+
+    A list is resolved once, here, into gRPC's static `ipv4:` form; a set of replicas
+    that changes is better named by one DNS name resolving to all of them.
+    """
+    addresses = [part.strip() for part in address.split(",") if part.strip()]
+    if not addresses:
+        raise ValueError("EVALUATOR_ADDR is empty")
+    if len(addresses) == 1:
+        return addresses[0]
+    resolved = []
+    for entry in addresses:
+        host, _, port = entry.rpartition(":")
+        for info in socket.getaddrinfo(host, int(port), socket.AF_INET, socket.SOCK_STREAM):
+            resolved.append(f"{info[4][0]}:{port}")
+    return "ipv4:" + ",".join(dict.fromkeys(resolved))
+
+
+@dataclass(frozen=True)
+class EvaluatorTls:
+    """PEM files: the CA that signed the evaluator, and our own pair for mutual TLS."""
+
+    ca: str
+    certificate: str | None = None
+    private_key: str | None = None
+    server_name: str | None = None
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+class EvaluatorClient:
+    """Calls the evaluator; each call has a deadline and is retried when UNAVAILABLE."""
+
+    def __init__(self, address: str, timeout: float, tls: EvaluatorTls | None = None) -> None:
+        """Open a channel (lazily connected) to `address`."""
+        options: list[tuple[str, str | int]] = [
+            ("grpc.service_config", SERVICE_CONFIG),
+            ("grpc.enable_retries", 1),
+            ("grpc.keepalive_time_ms", 30_000),
+            # reconnect quickly once an evaluator is back, so a stalled showdown resumes
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", 1_000),
+        ]
+        target = channel_target(address)
+        if tls is None:
+            self._channel = grpc.insecure_channel(target, options=options)
+        else:
+            if tls.server_name:
+                options.append(("grpc.ssl_target_name_override", tls.server_name))
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=_read(tls.ca),
+                private_key=_read(tls.private_key) if tls.private_key else None,
+                certificate_chain=_read(tls.certificate) if tls.certificate else None,
+            )
+            self._channel = grpc.secure_channel(target, credentials, options=options)
+        self._stub = pb_grpc.EvaluatorStub(self._channel)
+        self._timeout = timeout
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def _fail(self, error: grpc.RpcError, fields: Mapping[str, str] | None = None) -> ApiError:
+        """The gateway's error for a failed call. An invalid argument blames the request
+        field that `fields` maps the evaluator's named field to (``hands[2]: ...`` ->
+        ``hands[2]``)."""
+        code = error.code()
+        if code == grpc.StatusCode.INVALID_ARGUMENT:
+            detail = str(error.details() or "")
+            named = _NAMED_FIELD.match(detail)
+            blamed = None
+            if named and fields and named.group(1) in fields:
+                blamed = fields[named.group(1)] + (named.group(2) or "")
+            return ApiError(422, "invalid_hand", "Invalid hand", detail, field=blamed)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return EvaluatorUnavailable(
+                f"The hand evaluator did not answer within {self._timeout:g} s; retry shortly."
+            )
+        return EvaluatorUnavailable(f"The hand evaluator did not answer ({code.name}).")
+
+    def ping(self) -> None:
+        """Raise unless an evaluator answers."""
+        try:
+            self._stub.Ping(pb.PingRequest(), timeout=self._timeout)
+        except grpc.RpcError as error:
+            raise self._fail(error) from None
+
+    def showdown(
+        self,
+        game: str,
+        hands: Mapping[str, Sequence[str]],
+        wild_rank: int | None = None,
+    ) -> dict[str, Ranked]:
+        """Rank hands keyed by seat (and "ghost"); each key's Ranked."""
+        request = pb.ShowdownRequest(game=GAMES[game])
+        if wild_rank is not None:
+            request.wild_rank = wild_rank
+        order = []
+        for key, cards in hands.items():
+            if key == "ghost":
+                request.ghost.cards = " ".join(cards)
+            else:
+                request.hands.add(seat=int(key), cards=" ".join(cards))
+                order.append(key)
+        try:
+            reply = self._stub.Showdown(request, timeout=self._timeout)
+        except grpc.RpcError as error:
+            raise self._fail(error) from None
+        ranks = {
+            key: Ranked(hand.strength, pb.Category.Name(hand.category), hand.description)
+            for key, hand in zip(order, reply.hands, strict=True)
+        }
+        if reply.HasField("ghost"):
+            ghost = reply.ghost
+            ranks["ghost"] = Ranked(
+                ghost.strength, pb.Category.Name(ghost.category), ghost.description
+            )
+        return ranks
+
+    def evaluate(
+        self, game: str, hands: Sequence[str], wild_rank: int | None = None
+    ) -> list[dict[str, object]]:
+        """Rank readable hands: strength, category, description and leftover of each."""
+        request = pb.EvaluateRequest(game=GAMES[game], hands=hands)
+        if wild_rank is not None:
+            request.wild_rank = wild_rank
+        try:
+            reply = self._stub.Evaluate(request, timeout=self._timeout)
+        except grpc.RpcError as error:
+            raise self._fail(error, {"hands": "hands"}) from None
+        leftovers = reply.leftovers or bytes([255] * len(hands))
+        return [
+            {
+                "hand": hand,
+                "strength": strength,
+                "category": pb.Category.Name(category),
+                "description": description,
+                "leftover": None if left == 255 else _card_text(left),
+            }
+            for hand, strength, category, description, left in zip(
+                hands,
+                reply.strengths,
+                reply.categories,
+                reply.descriptions,
+                leftovers,
+                strict=True,
+            )
+        ]
+
+    def rank(self, game: str, cards: Sequence[str], wild_rank: int | None = None) -> Ranked:
+        """Rank one hand."""
+        result = self.evaluate(game, [" ".join(cards)], wild_rank)[0]
+        return Ranked(
+            int(str(result["strength"])), str(result["category"]), str(result["description"])
+        )
+
+    def odds(
+        self, game: str, hand: str, opponents: int, samples: int, seed: int | None
+    ) -> dict[str, object]:
+        """A Guts hand's chances against random opponents."""
+        request = pb.OddsRequest(
+            game=GAMES[game], cards=hand, opponents=opponents, samples=samples, seed=seed or 0
+        )
+        try:
+            reply = self._stub.Odds(request, timeout=max(self._timeout, 30.0))
+        except grpc.RpcError as error:
+            raise self._fail(error, {"cards": "odds.hand"}) from None
+        return {
+            "win": reply.win,
+            "tie": reply.tie,
+            "lose": reply.lose,
+            "exact": reply.exact,
+            "samples": reply.samples,
+            "wins": reply.wins,
+            "ties": reply.ties,
+            "losses": reply.losses,
+        }
+
+
+_NAMED_FIELD = re.compile(r"([a-z_]+)(\[\d+\])?:")
+
+
+def _card_text(index: int) -> str:
+    # the wire mapping of the proto: index = (rank - 2) * 4 + suit
+    return "23456789TJQKA"[index // 4] + "cdhs"[index % 4]

@@ -1,0 +1,118 @@
+"""Tables this process changed last: a move on one of them skips the read.
+
+A move is read, computed, committed, and the commit is a compare-and-set on the
+table's version and stamp (a random value each commit writes). When this process
+made the table's last change, it already holds what the read would return, so the
+move is computed from that and committed at once: one round trip instead of two. If
+anyone changed the table since, the compare-and-set fails, nothing is written, the
+entry is dropped and the move is read and computed again: a wrong guess costs one
+round trip, never a wrong write. The stamp, not the version alone, is compared
+because a Redis that lost its last writes (a failover to a replica that had not
+received them) can bring a table back to a version number it already had, with
+another state.
+
+A seat token is taken as its holder's only if this process has seen its entry;
+the state's own check that the holder still sits in that seat runs as on a read.
+Entries are bounded (least recently used first out) and never shared between
+processes. Each state is held encoded, as the bytes the commit wrote, and decoded
+afresh for each move (a few microseconds): as objects, a thousand held states were
+most of a worker's tracked objects, and every full garbage collection walked them all
+(tens of milliseconds, during which the worker answered nothing).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gateway import jsonio
+from gateway.adapters.store import TableRecord
+
+
+@dataclass
+class WarmTable:
+    """A table as this process last committed it, and the token entries it has seen.
+
+    `record` holds an empty state; the state is `state`, encoded.
+    """
+
+    record: TableRecord | None
+    state: bytes = b""
+    players: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class WarmTables:
+    """Up to `capacity` tables this process changed last, by table id."""
+
+    def __init__(self, capacity: int) -> None:
+        """Keep at most `capacity` tables (0 keeps none)."""
+        self.capacity = capacity
+        self._tables: OrderedDict[str, WarmTable] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, table_id: str, digest: str | None) -> tuple[TableRecord, Any] | None:
+        """The record and the token's entry, if both are known; None otherwise."""
+        with self._lock:
+            warm = self._tables.get(table_id)
+            if (
+                warm is None
+                or warm.record is None
+                or (digest is not None and digest not in warm.players)
+            ):
+                return None
+            self._tables.move_to_end(table_id)
+            held, encoded = warm.record, warm.state
+            player = None if digest is None else warm.players[digest]
+        return replace(held, state=jsonio.loads(encoded)), player
+
+    def put(
+        self,
+        record: TableRecord,
+        seen: Mapping[str, dict[str, Any]],
+        departed: Iterable[str],
+        encoded: bytes | None = None,
+    ) -> None:
+        """Remember `record` as committed, with token entries `seen`, minus departed players.
+
+        `encoded` is its state as the commit wrote it; without it, the state is encoded.
+        """
+        if self.capacity <= 0:
+            return
+        gone = {str(player) for player in departed}
+        state = jsonio.dumps_bytes(record.state) if encoded is None else encoded
+        held = WarmTable(replace(record, state={}), state)
+        with self._lock:
+            before = self._tables.get(record.table_id)
+            if (
+                before is not None
+                and before.record is not None
+                and before.record.version >= record.version
+            ):
+                return  # a later commit of this process got here first
+            players = {} if before is None else before.players
+            if seen or gone:
+                players = {
+                    digest: entry
+                    for digest, entry in {**players, **seen}.items()
+                    if str(entry["player"]) not in gone
+                }
+            held.players = players
+            self._tables[record.table_id] = held
+            self._tables.move_to_end(record.table_id)
+            while len(self._tables) > self.capacity:
+                self._tables.popitem(last=False)
+
+    def forget(self, table_id: str) -> None:
+        """Drop a table's record: the next move on it reads it first. The token entries
+        stay: whoever holds one is still checked against the table's seats."""
+        with self._lock:
+            warm = self._tables.get(table_id)
+            if warm is not None:
+                warm.record = None
+
+    def __len__(self) -> int:
+        """Tables held."""
+        return len(self._tables)

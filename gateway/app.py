@@ -1,0 +1,87 @@
+"""The cardroom gateway: `create_app(settings)` is the one place that builds clients."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the pure game modules under gateway.games must import without Flask or Redis
+    from flask import Flask
+
+    from gateway.service.tables import TableService
+    from gateway.settings import Settings
+
+
+def build_service(settings: Settings) -> TableService:
+    """The table service with its Redis and evaluator clients."""
+    from gateway.adapters.batching import batcher_for
+    from gateway.adapters.evaluator import EvaluatorClient, EvaluatorTls
+    from gateway.adapters.store import WAITING_CONNECTIONS, TableStore, connect
+    from gateway.service.tables import TableService
+    from gateway.telemetry import REDIS_BATCHES
+
+    tls = None
+    if settings.evaluator_tls_ca:
+        tls = EvaluatorTls(
+            settings.evaluator_tls_ca,
+            settings.evaluator_tls_cert,
+            settings.evaluator_tls_key,
+            settings.evaluator_tls_server_name,
+        )
+    evaluator = EvaluatorClient(settings.evaluator_addr, settings.evaluator_timeout, tls)
+    client = connect(settings.redis_url, settings.redis_cluster)
+    store = TableStore(
+        client,
+        connect(settings.redis_url, settings.redis_cluster, WAITING_CONNECTIONS),
+        batcher_for(client, settings.redis_batch, REDIS_BATCHES.observe),
+    )
+    return TableService(
+        store,
+        evaluator,
+        idempotency_ttl=settings.idempotency_ttl,
+        history_deals=settings.history_deals,
+        idle_seconds=settings.table_idle_seconds,
+        closed_record_seconds=settings.closed_record_seconds,
+        warm_tables=settings.warm_tables,
+    )
+
+
+def create_app(settings: Settings | None = None, service: TableService | None = None) -> Flask:
+    """The Flask application; with `settings.clock`, a clock thread runs in this process."""
+    from flask import Flask
+
+    from gateway.errors import install_error_handlers
+    from gateway.http import flask_json
+    from gateway.http.docs import docs_blueprint
+    from gateway.http.limits import install_body_limit, install_rate_limits, request_limits
+    from gateway.http.moves import MovesEndpoint
+    from gateway.http.routes.pages import pages_blueprint
+    from gateway.http.routes.system import system_blueprint
+    from gateway.http.routes.tables import NumberConverter, tables_blueprint
+    from gateway.settings import Settings
+    from gateway.telemetry import install_metrics
+
+    settings = settings or Settings.from_env()
+    service = service or build_service(settings)
+    app = Flask(__name__)
+    app.url_map.converters["number"] = NumberConverter
+    flask_json.install(app)
+    app.extensions["cardroom.settings"] = settings
+    app.extensions["cardroom.service"] = service
+    install_error_handlers(app)
+    install_metrics(app)
+    limits = request_limits(settings, service.store)
+    install_rate_limits(app, limits)
+    install_body_limit(app)
+    app.register_blueprint(system_blueprint)
+    app.register_blueprint(tables_blueprint)
+    app.register_blueprint(docs_blueprint)
+    app.register_blueprint(pages_blueprint)
+    # the moves, the requests the gateway answers most, are answered below Flask
+    app.wsgi_app = MovesEndpoint(app.wsgi_app, service, limits)  # type: ignore[method-assign]
+    if settings.clock:
+        from gateway.runtime.clock import Clock
+
+        clock = Clock(service, settings.clock_interval)
+        clock.start()
+        app.extensions["cardroom.clock"] = clock
+    return app

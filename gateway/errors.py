@@ -1,0 +1,375 @@
+"""One error family for the gateway, reported as RFC 9457 problem details.
+
+Every failure the client sees is an `ApiError` with a stable snake_case `code`; its
+HTTP status comes from one of two tables: `PROBLEM_CODES` for the gateway's own codes
+and `RULE_ERROR_STATUS` for the codes of the game rules (`RuleError`, default 409).
+The body is ``application/problem+json``::
+
+    {"type": "https://cardroom.dev/problems/table_not_found", "title": "Table not found",
+     "status": 404, "detail": "No table 't_x' exists.", "code": "table_not_found",
+     "instance": "/v1/tables/t_x"}
+
+plus ``field`` when one request member is to blame and any `extra` members. The
+``type`` URL is an identifier of the problem type: it is not promised to resolve.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
+from werkzeug.wrappers import Response as WerkzeugResponse
+
+from gateway.games.common import RuleError
+
+logger = logging.getLogger(__name__)
+gateway_log = logging.getLogger("cardroom.gateway")
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+PROBLEM_TYPE_BASE = "https://cardroom.dev/problems/"
+
+# The gateway's own codes: code -> (HTTP status, title). A title names the problem
+# type and never changes between occurrences (RFC 9457 section 3.1.3).
+PROBLEM_CODES: dict[str, tuple[int, str]] = {
+    "malformed_json": (400, "Malformed JSON"),
+    "invalid_body": (400, "Invalid request body"),
+    "invalid_parameter": (400, "Invalid parameter"),
+    "invalid_idempotency_key": (400, "Invalid Idempotency-Key"),
+    "invalid_cursor": (400, "Invalid cursor"),
+    "bad_request": (400, "Bad request"),
+    "missing_token": (401, "Missing seat token"),
+    "invalid_token": (401, "Invalid seat token"),
+    "wrong_seat": (403, "Wrong seat"),
+    "table_not_found": (404, "Table not found"),
+    "seat_not_found": (404, "Seat not found"),
+    "hand_not_found": (404, "Hand not found"),
+    "route_not_found": (404, "Route not found"),
+    "method_not_allowed": (405, "Method not allowed"),
+    "not_acceptable": (406, "Not acceptable"),
+    "idempotency_key_reused": (409, "Idempotency key reused"),
+    "idempotency_in_progress": (409, "Idempotent request in progress"),
+    "conflict": (409, "Conflict"),
+    "history_trimmed": (410, "History trimmed"),
+    "table_closed": (410, "Table closed"),
+    "stale_version": (412, "Stale table version"),
+    "body_too_large": (413, "Request body too large"),
+    "unsupported_media_type": (415, "Unsupported media type"),
+    "unknown_field": (422, "Unknown field"),
+    "invalid_type": (422, "Invalid field type"),
+    "invalid_field": (422, "Invalid field value"),
+    "missing_field": (422, "Missing field"),
+    "invalid_hand": (422, "Invalid hand"),
+    "invalid_card": (422, "Invalid card"),
+    "unsupported_game": (422, "Unsupported game"),
+    "unsupported_action": (422, "Unsupported action"),
+    "rate_limited": (429, "Too many requests"),
+    "internal_error": (500, "Internal server error"),
+    "evaluator_unavailable": (503, "Evaluator unavailable"),
+    "store_unavailable": (503, "Store unavailable"),
+}
+
+# The game rules' codes (see gateway.games.common): a move that is illegal now is a
+# conflict with the table's state (409); a move that could never be legal as sent is
+# unprocessable (422); a seat that is not the caller's is forbidden (403).
+RULE_ERROR_STATUS: dict[str, int] = {
+    "not_your_turn": 409,
+    "already_drawn": 409,
+    "must_draw_first": 409,
+    "empty_discard_pile": 409,
+    "card_not_held": 422,
+    "cards_not_held": 422,
+    "cannot_discard_drawn": 422,
+    "no_combination": 422,
+    "invalid_combination": 422,
+    "already_declared": 409,
+    "no_hand_in_progress": 409,
+    "insufficient_chips": 422,
+    "not_seated": 403,
+    "table_full": 409,
+    "game_in_progress": 409,
+    "not_enough_players": 409,
+    "already_started": 409,
+    "rebuy_not_allowed": 422,
+    "invalid_choice": 422,
+    "showdown_pending": 409,
+    "already_left": 409,
+    "invalid_buy_in": 422,
+    "invalid_option": 422,
+    "invalid_name": 422,
+    "name_taken": 409,
+    "seat_taken": 409,
+    "too_late": 409,
+}
+RULE_ERROR_DEFAULT_STATUS = 409
+
+# Werkzeug's own exceptions (routing, body limits) by status -> stable code.
+_HTTP_EXCEPTION_CODES: dict[int, str] = {
+    400: "bad_request",
+    404: "route_not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+}
+
+_INTERNAL_DETAIL = "The server met an unexpected error; the failure has been logged."
+
+
+def problem_type(code: str) -> str:
+    """Return the `type` URI (an identifier, not a promise of a page) of a problem code."""
+    return PROBLEM_TYPE_BASE + code
+
+
+class ApiError(Exception):
+    """A failure reported to the client as an application/problem+json response."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        title: str,
+        detail: str,
+        *,
+        field: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        # a gateway code's title is the one of PROBLEM_CODES, wherever it is raised
+        self.title = PROBLEM_CODES[code][1] if code in PROBLEM_CODES else title
+        self.detail = detail
+        self.field = field
+        self.headers: dict[str, str] = dict(headers or {})
+        self.extra: dict[str, Any] = dict(extra or {})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.status}, {self.code!r}, {self.detail!r})"
+
+    def body(self, instance: str) -> dict[str, Any]:
+        """Return the problem+json members; `extra` never overrides the standard ones."""
+        members: dict[str, Any] = dict(self.extra)
+        members.update(
+            type=problem_type(self.code),
+            title=self.title,
+            status=self.status,
+            detail=self.detail,
+            code=self.code,
+            instance=instance,
+        )
+        if self.field is not None:
+            members["field"] = self.field
+        return members
+
+
+def problem(
+    code: str,
+    detail: str,
+    *,
+    field: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> ApiError:
+    """Return the ApiError of a gateway code; its status and title come from PROBLEM_CODES."""
+    status, title = PROBLEM_CODES[code]
+    return ApiError(status, code, title, detail, field=field, headers=headers, extra=extra)
+
+
+class EvaluatorUnavailable(ApiError):  # noqa: N818 - named after its problem code
+    """503 evaluator_unavailable, with Retry-After: 2: the evaluator could not be reached
+    or did not answer within EVALUATOR_TIMEOUT (calls to an unreachable evaluator are
+    retried until then, so the two look alike from here)."""
+
+    def __init__(
+        self, detail: str = "The hand evaluator cannot be reached; retry shortly."
+    ) -> None:
+        status, title = PROBLEM_CODES["evaluator_unavailable"]
+        super().__init__(
+            status, "evaluator_unavailable", title, detail, headers={"Retry-After": "2"}
+        )
+
+
+class StoreUnavailable(ApiError):  # noqa: N818 - named after its problem code
+    """503 store_unavailable, with Retry-After: 1."""
+
+    def __init__(self, detail: str = "The table store cannot be reached; retry shortly.") -> None:
+        status, title = PROBLEM_CODES["store_unavailable"]
+        super().__init__(status, "store_unavailable", title, detail, headers={"Retry-After": "1"})
+
+
+def table_not_found(table_id: str) -> ApiError:
+    """Return 404 table_not_found."""
+    return problem("table_not_found", f"No table {table_id!r} exists.", field="table_id")
+
+
+def seat_not_found(seat: int | str) -> ApiError:
+    """Return 404 seat_not_found."""
+    return problem("seat_not_found", f"Seat {seat} is not taken at this table.", field="seat")
+
+
+def hand_not_found(hand_number: int | str) -> ApiError:
+    """Return 404 hand_not_found: no such deal, or it is still being played."""
+    return problem(
+        "hand_not_found",
+        f"Hand {hand_number} has not been played to the end at this table.",
+        field="hand_number",
+    )
+
+
+def missing_token() -> ApiError:
+    """Return 401 missing_token with the RFC 6750 Bearer challenge."""
+    return problem(
+        "missing_token",
+        "This request needs a seat token in an 'Authorization: Bearer <token>' header.",
+        headers={"WWW-Authenticate": 'Bearer realm="cardroom"'},
+    )
+
+
+def invalid_token() -> ApiError:
+    """Return 401 invalid_token: unknown, malformed, or its seat has left."""
+    return problem(
+        "invalid_token",
+        "The seat token is not valid at this table; a token stops working when its seat is left.",
+        headers={"WWW-Authenticate": 'Bearer realm="cardroom", error="invalid_token"'},
+    )
+
+
+def wrong_seat(seat: int | str) -> ApiError:
+    """Return 403 wrong_seat: the token belongs to another seat than the one named."""
+    return problem("wrong_seat", f"The seat token does not belong to seat {seat}.", field="seat")
+
+
+def idempotency_key_reused() -> ApiError:
+    """Return 409 idempotency_key_reused: the key was first used with another request."""
+    return problem(
+        "idempotency_key_reused",
+        "This Idempotency-Key was already used with a different request; use a new key "
+        "for a new request.",
+        field="Idempotency-Key",
+    )
+
+
+def idempotency_in_progress() -> ApiError:
+    """Return 409 idempotency_in_progress: the first request with the key still runs."""
+    return problem(
+        "idempotency_in_progress",
+        "A request with this Idempotency-Key is still being processed; retry shortly.",
+        field="Idempotency-Key",
+        headers={"Retry-After": "1"},
+    )
+
+
+def too_much_contention() -> ApiError:
+    """Return 409 conflict: the table changed under the request too many times in a row."""
+    return problem(
+        "conflict",
+        "The table is changing too quickly to apply this request; retry shortly.",
+        headers={"Retry-After": "1"},
+    )
+
+
+def stale_version(current_etag: str) -> ApiError:
+    """Return 412 stale_version: If-Match names an older version than `current_etag`."""
+    return problem(
+        "stale_version",
+        f"The table has changed since the version given in If-Match; it is now {current_etag}.",
+        field="If-Match",
+        headers={"ETag": current_etag},
+    )
+
+
+def internal_error() -> ApiError:
+    """Return 500 internal_error, whose detail reveals nothing about the cause."""
+    return problem("internal_error", _INTERNAL_DETAIL)
+
+
+def from_rule_error(code: str, detail: str, field: str | None) -> ApiError:
+    """Return the ApiError for a game rule's code, status from RULE_ERROR_STATUS."""
+    status = RULE_ERROR_STATUS.get(code, RULE_ERROR_DEFAULT_STATUS)
+    return ApiError(status, code, code.replace("_", " ").capitalize(), detail, field=field)
+
+
+def problem_parts(error: ApiError, instance: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The status, headers and application/problem+json body of `error` about `instance`."""
+    text = json.dumps(error.body(instance), ensure_ascii=False, separators=(",", ":"))
+    return (
+        error.status,
+        [("Content-Type", PROBLEM_CONTENT_TYPE), *error.headers.items()],
+        text.encode(),
+    )
+
+
+def problem_response(error: ApiError, instance: str) -> Response:
+    """Return `error` as an application/problem+json response about `instance`."""
+    status, headers, body = problem_parts(error, instance)
+    return Response(body, status=status, headers=headers)
+
+
+def problem_of(error: Exception, method: str, path: str) -> ApiError:
+    """The problem a failure of `method path` is answered with, logged as it deserves.
+
+    The gateway's own errors as they are (logged at 500 and above), a game rule's by
+    its code, an unreachable or failing Redis as 503 store_unavailable, anything else
+    as 500 internal_error with its traceback in the log and nothing of it in the answer.
+    """
+    if isinstance(error, ApiError):
+        if error.status >= 500:
+            logger.warning("%s %s -> %s %s", method, path, error.status, error.code)
+        return error
+    if isinstance(error, RuleError):
+        return from_rule_error(error.code, error.detail, error.field)
+    if isinstance(error, redis.RedisError):
+        gateway_log.warning("redis unavailable", extra={"error": type(error).__name__})
+        return StoreUnavailable()
+    logger.error("Unhandled error on %s %s", method, path, exc_info=error)
+    return internal_error()
+
+
+def _from_http_exception(error: HTTPException, status: int) -> ApiError:
+    if status == 500:
+        return internal_error()
+    code = _HTTP_EXCEPTION_CODES.get(status) or error.name.lower().replace(" ", "_")
+    title = PROBLEM_CODES[code][1] if code in PROBLEM_CODES else error.name
+    headers: dict[str, str] = {}
+    if status == 404:
+        detail = f"No route matches {request.method} {request.path}."
+    elif status == 405:
+        detail = f"{request.method} is not allowed on {request.path}."
+        if isinstance(error, MethodNotAllowed) and error.valid_methods:
+            headers["Allow"] = ", ".join(sorted(error.valid_methods))
+    elif status == 413:
+        detail = "The request body is larger than this server accepts."
+    elif status >= 500:
+        detail = _INTERNAL_DETAIL
+    else:
+        detail = error.description or error.name
+    return ApiError(status, code, title, detail, headers=headers)
+
+
+def _handle_http_exception(error: HTTPException) -> WerkzeugResponse:
+    status = error.code
+    if status is None:
+        status = error.response.status_code if error.response is not None else 500
+    if status < 400:
+        # Redirects (e.g. a missing trailing slash) are not errors.
+        redirect: WerkzeugResponse = error.get_response()
+        return redirect
+    if status == 500:
+        logger.error("Internal error on %s %s", request.method, request.path, exc_info=error)
+    return problem_response(_from_http_exception(error, status), request.path)
+
+
+def _handle_exception(error: Exception) -> Response:
+    return problem_response(problem_of(error, request.method, request.path), request.path)
+
+
+def install_error_handlers(app: Flask) -> None:
+    """Make every 4xx and 5xx that `app` produces an application/problem+json response."""
+    app.register_error_handler(HTTPException, _handle_http_exception)
+    app.register_error_handler(Exception, _handle_exception)

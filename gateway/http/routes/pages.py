@@ -1,0 +1,70 @@
+"""HTTP <-> the table page for people: the lobby at /, a table at /tables/<id>, their assets.
+
+The pages are static files (``gateway/web``) that play through the public HTTP API like any
+other client; nothing here reads a table. Every response carries a Content-Security-Policy
+that lets the page load and fetch only from this gateway, with no inline script or style.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, send_from_directory
+from werkzeug.wrappers import Response as WerkzeugResponse
+
+from gateway.errors import problem
+
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+ASSET_MAX_AGE_SECONDS = 300
+ASSET_SUFFIXES = frozenset({".js", ".css", ".svg"})
+
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "manifest-src 'self'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+
+pages_blueprint = Blueprint("pages", __name__)
+
+
+def _harden(response: WerkzeugResponse) -> WerkzeugResponse:
+    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["X-Frame-Options"] = "DENY"
+    return response
+
+
+def _page(filename: str) -> WerkzeugResponse:
+    response = send_from_directory(WEB_DIR, filename, mimetype="text/html", max_age=0)
+    # A page names its assets, which change with a release: always revalidate it.
+    response.headers["Cache-Control"] = "no-cache"
+    return _harden(response)
+
+
+@pages_blueprint.get("/")
+def lobby_page() -> WerkzeugResponse:
+    """Serve the lobby: the list of tables and the form that creates one."""
+    return _page("index.html")
+
+
+@pages_blueprint.get("/tables/<table_id>")
+def table_page(table_id: str) -> WerkzeugResponse:
+    """Serve the page of one table; the page itself asks the API whether the table exists."""
+    return _page("table.html")
+
+
+@pages_blueprint.get("/web/<filename>")
+def asset(filename: str) -> WerkzeugResponse:
+    """Serve one of the pages' scripts or style sheets."""
+    if Path(filename).suffix not in ASSET_SUFFIXES or not (WEB_DIR / filename).is_file():
+        raise problem("route_not_found", f"No page asset named {filename!r}.")
+    return _harden(send_from_directory(WEB_DIR, filename, max_age=ASSET_MAX_AGE_SECONDS))

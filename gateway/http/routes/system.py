@@ -1,0 +1,75 @@
+"""HTTP <-> service: health, readiness, metrics and ranking without a table."""
+
+from __future__ import annotations
+
+import redis
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from gateway.errors import ApiError, StoreUnavailable
+from gateway.http.schemas import parse_json_body
+from gateway.service.tables import TableService
+from gateway.telemetry import metrics_response
+
+system_blueprint = Blueprint("system", __name__)
+
+
+def _service() -> TableService:
+    service: TableService = current_app.extensions["cardroom.service"]
+    return service
+
+
+@system_blueprint.get("/healthz")
+def healthz() -> Response:
+    """Alive: the process answers."""
+    return jsonify({"status": "ok"})
+
+
+@system_blueprint.get("/readyz")
+def readyz() -> Response:
+    """Ready: Redis and the evaluator both answer."""
+    service = _service()
+    try:
+        service.store.ping()
+    except redis.RedisError:
+        raise StoreUnavailable("The table store (Redis) does not answer.") from None
+    service.evaluator.ping()
+    return jsonify({"status": "ready", "redis": "ok", "evaluator": "ok"})
+
+
+@system_blueprint.get("/metrics")
+def metrics() -> Response:
+    """Prometheus metrics."""
+    return metrics_response()
+
+
+@system_blueprint.post("/v1/evaluate")
+def evaluate() -> Response:
+    """Rank hands, or a Guts hand's odds, through the evaluator."""
+    body = parse_json_body(request.get_data(), request.content_type, "EvaluateRequest")
+    game = body["game"]
+    evaluator = _service().evaluator
+    if "odds" in body:
+        odds = body["odds"]
+        result = evaluator.odds(
+            game, odds["hand"], odds["opponents"], odds.get("samples", 100_000), odds.get("seed")
+        )
+        return jsonify(result)
+    wild = body.get("wild_rank")
+    if game == "paiute" and wild is None:
+        raise ApiError(
+            422,
+            "missing_field",
+            "Missing field",
+            "Field 'wild_rank' is required for paiute.",
+            field="wild_rank",
+        )
+    if game != "paiute" and wild is not None:
+        raise ApiError(
+            422,
+            "invalid_field",
+            "Invalid field value",
+            f"Field 'wild_rank' is for paiute only; {game} has no wild cards.",
+            field="wild_rank",
+        )
+    results = evaluator.evaluate(game, body["hands"], wild)
+    return jsonify({"results": results})

@@ -1,0 +1,76 @@
+"""gunicorn settings for the gateway, each overridable by an environment variable.
+
+Each worker is one gevent loop (`GATEWAY_WORKER_CLASS=gevent`, the default): a waiting
+event stream or long poll costs a greenlet, not a thread, and a worker holds up to
+`GATEWAY_WORKER_CONNECTIONS` of them. gRPC is made cooperative right after the worker
+patches the standard library and before the app opens its evaluator channel. It was
+chosen by `make bench-gateway`: on two cores it played 155 whole deals/s against 111
+for threaded workers, with moves at 1,094/s against 837 (README, "The gateway's
+speed").
+
+Each worker listens on a socket of its own (`SO_REUSEPORT`, `GATEWAY_REUSE_PORT`, on by
+default) and the kernel spreads new connections over them by their addresses: with one
+shared socket, a burst of keep-alive connections could all be taken by the worker that
+woke first (seen: 32 of 32), leaving the other idle for as long as they lasted. The cost:
+connections still waiting in a worker's queue when that worker dies are reset.
+
+`GATEWAY_WORKER_CLASS=gthread` runs threaded workers instead: long polls and event
+streams hold a thread each while they wait, so each worker runs `GATEWAY_THREADS` of
+them. SIGTERM lets requests in flight finish for up to `GATEWAY_GRACEFUL_TIMEOUT`
+seconds (a move is one Redis script, so it is never cut in half).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+bind = os.environ.get("GATEWAY_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("GATEWAY_WORKERS", "2"))
+WORKER_CLASSES = ("gthread", "gevent")
+worker_class = os.environ.get("GATEWAY_WORKER_CLASS", "gevent").strip() or "gevent"
+if worker_class not in WORKER_CLASSES:
+    raise ValueError(f"GATEWAY_WORKER_CLASS={worker_class!r} is not one of {WORKER_CLASSES}")
+worker_connections = int(os.environ.get("GATEWAY_WORKER_CONNECTIONS", "1000"))
+threads = int(os.environ.get("GATEWAY_THREADS", "32"))
+timeout = int(os.environ.get("GATEWAY_TIMEOUT", "60"))
+graceful_timeout = int(os.environ.get("GATEWAY_GRACEFUL_TIMEOUT", "20"))
+keepalive = 5
+reuse_port = os.environ.get("GATEWAY_REUSE_PORT", "true").strip().lower() in ("1", "true", "yes")
+# no control socket: it would live under $HOME, which a read-only container lacks
+control_socket_disable = True
+accesslog = "-" if os.environ.get("GATEWAY_ACCESS_LOG", "") in ("1", "true") else None
+errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "info")
+certfile = os.environ.get("GATEWAY_TLS_CERT") or None
+keyfile = os.environ.get("GATEWAY_TLS_KEY") or None
+
+
+def post_fork(server: object, worker: object) -> None:
+    """In a gevent worker, patch the standard library and make gRPC cooperative."""
+    if worker_class == "gevent":
+        # gunicorn patches later, in the worker's init; grpc must be set up after the
+        # patch and before any channel exists, and the app builds its channel on load
+        from gevent import monkey
+
+        monkey.patch_all()
+        import grpc.experimental.gevent
+
+        grpc.experimental.gevent.init_gevent()
+
+
+def when_ready(server: Any) -> None:
+    """Say where the gateway listens: with `reuse_port` the master holds no socket, so
+    gunicorn's own "Listening at" line names none."""
+    scheme = "https" if certfile else "http"
+    sockets = "one SO_REUSEPORT socket per worker" if reuse_port else "one shared socket"
+    server.log.info("Listening at: %s://%s (%s, %d workers)", scheme, bind, sockets, workers)
+
+
+def post_worker_init(worker: object) -> None:
+    """The app is loaded: freeze its objects out of garbage collection (runtime.gc_policy)."""
+    from gateway.runtime.gc_policy import PAUSES, settle_after_load
+    from gateway.settings import Settings
+
+    PAUSES.install()  # the collection of what loading left is the first one timed
+    settle_after_load(Settings.from_env().gc_threshold)

@@ -1,0 +1,122 @@
+"""The gateway's settings, read once from the environment and frozen."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gateway.runtime.gc_policy import DEFAULT_YOUNG_THRESHOLD
+
+
+def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number") from None
+    if not low <= value <= high:
+        raise ValueError(f"{name}={raw!r} is out of range {low}..{high}")
+    return value
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw == "":
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={raw!r} is not a boolean (true/false)")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the gateway reads from its environment (see the README's table)."""
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_cluster: bool = False
+    evaluator_addr: str = "127.0.0.1:50051"
+    evaluator_timeout: float = 2.0
+    evaluator_tls_ca: str | None = None
+    evaluator_tls_cert: str | None = None
+    evaluator_tls_key: str | None = None
+    evaluator_tls_server_name: str | None = None
+    clock: bool = True
+    clock_interval: float = 0.2
+    # `python -m gateway.runtime.clock` touches this file after every tick (runtime.heartbeat;
+    # None: off).
+    clock_heartbeat_file: str | None = None
+    long_poll_max: float = 30.0
+    stream_max_seconds: float = 300.0
+    idempotency_ttl: int = 24 * 3600
+    log_level: str = "info"
+    # Retention (gateway.service.tables): hand histories and events of the last history_deals deals;
+    # a table without a player's move for table_idle_seconds is closed (0: never).
+    history_deals: int = 1000
+    table_idle_seconds: float = 86_400.0
+    closed_record_seconds: int = 30 * 86_400
+    # Moves on the last warm_tables tables a process changed skip the read (gateway.adapters.warm).
+    warm_tables: int = 1000
+    # A gevent worker sends the Redis commands its requests make meanwhile as one batch
+    # while another batch is on the wire (gateway.adapters.batching).
+    redis_batch: bool = True
+    # Abuse limits (gateway.http.limits), each per rate_limit_window seconds; 0 turns one off.
+    # An address may be a NAT or an office, so it gets ten seats' worth of requests.
+    rate_limit_per_address: int = 12_000
+    rate_limit_per_token: int = 1_200
+    rate_limit_window: float = 60.0
+    # Proxy hops in front of the gateway whose X-Forwarded-For is believed (0: none).
+    trusted_proxies: int = 0
+    # Allocations between a worker's young garbage collections (gateway.runtime.gc_policy; 0: off).
+    gc_threshold: int = DEFAULT_YOUNG_THRESHOLD
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read the settings; a malformed value raises ValueError naming the variable."""
+        env = os.environ if env is None else env
+        redis_url = env.get("REDIS_URL") or cls.redis_url
+        return cls(
+            redis_url=redis_url,
+            redis_cluster=_flag(env, "REDIS_CLUSTER", redis_url.startswith("redis+cluster")),
+            evaluator_addr=env.get("EVALUATOR_ADDR") or cls.evaluator_addr,
+            evaluator_timeout=_number(env, "EVALUATOR_TIMEOUT", cls.evaluator_timeout, 0.05, 60),
+            evaluator_tls_ca=env.get("EVALUATOR_TLS_CA") or None,
+            evaluator_tls_cert=env.get("EVALUATOR_TLS_CERT") or None,
+            evaluator_tls_key=env.get("EVALUATOR_TLS_KEY") or None,
+            evaluator_tls_server_name=env.get("EVALUATOR_TLS_SERVER_NAME") or None,
+            clock=_flag(env, "CLOCK", cls.clock),
+            clock_interval=_number(env, "CLOCK_INTERVAL", cls.clock_interval, 0.01, 5),
+            clock_heartbeat_file=env.get("CLOCK_HEARTBEAT_FILE") or None,
+            long_poll_max=_number(env, "LONG_POLL_MAX_SECONDS", cls.long_poll_max, 0, 300),
+            stream_max_seconds=_number(
+                env, "STREAM_MAX_SECONDS", cls.stream_max_seconds, 0.1, 86_400
+            ),
+            idempotency_ttl=int(
+                _number(env, "IDEMPOTENCY_TTL_SECONDS", cls.idempotency_ttl, 60, 7 * 86_400)
+            ),
+            log_level=env.get("LOG_LEVEL") or cls.log_level,
+            history_deals=int(_number(env, "HISTORY_DEALS", cls.history_deals, 1, 10**6)),
+            table_idle_seconds=_number(
+                env, "TABLE_IDLE_SECONDS", cls.table_idle_seconds, 0, 365 * 86_400
+            ),
+            closed_record_seconds=int(
+                _number(env, "CLOSED_RECORD_SECONDS", cls.closed_record_seconds, 60, 365 * 86_400)
+            ),
+            warm_tables=int(_number(env, "WARM_TABLES", cls.warm_tables, 0, 10**6)),
+            redis_batch=_flag(env, "REDIS_BATCH", cls.redis_batch),
+            rate_limit_per_address=int(
+                _number(env, "RATE_LIMIT_PER_ADDRESS", cls.rate_limit_per_address, 0, 10**9)
+            ),
+            rate_limit_per_token=int(
+                _number(env, "RATE_LIMIT_PER_TOKEN", cls.rate_limit_per_token, 0, 10**9)
+            ),
+            rate_limit_window=_number(
+                env, "RATE_LIMIT_WINDOW_SECONDS", cls.rate_limit_window, 1, 86_400
+            ),
+            trusted_proxies=int(_number(env, "TRUSTED_PROXIES", cls.trusted_proxies, 0, 16)),
+            gc_threshold=int(_number(env, "GATEWAY_GC_THRESHOLD", cls.gc_threshold, 0, 10**7)),
+        )

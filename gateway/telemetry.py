@@ -1,0 +1,93 @@
+"""Prometheus metrics of the gateway: requests by route and status, and their latency."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from flask import Flask, Response, g, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+from gateway.runtime.gc_policy import PAUSES
+
+REGISTRY = CollectorRegistry()
+REQUESTS = Counter(
+    "cardroom_http_requests",
+    "HTTP requests by route and status.",
+    ["method", "route", "status"],
+    registry=REGISTRY,
+)
+LATENCY = Histogram(
+    "cardroom_http_request_seconds",
+    "Time to answer an HTTP request (long polls and streams excluded), by route.",
+    ["method", "route"],
+    registry=REGISTRY,
+)
+WARM_MOVES = Counter(
+    "cardroom_warm_moves",
+    "Changes computed from the table as this process last committed it, without a read"
+    " (gateway.adapters.warm), by result: hit (committed in one round trip), stale (another change"
+    " came first: read and computed again), refused (an error is only given from a read).",
+    ["result"],
+    registry=REGISTRY,
+)
+REDIS_BATCHES = Histogram(
+    "cardroom_redis_batch_requests",
+    "Requests whose Redis commands went to Redis together, per batch a gevent worker"
+    " sent (gateway.adapters.batching); 1 when no other batch was on the wire.",
+    buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32, 64),
+    registry=REGISTRY,
+)
+GC_PAUSES = Histogram(
+    "cardroom_gc_pause_seconds",
+    "Time the process stood still collecting garbage, by generation (gateway.runtime.gc_policy).",
+    ["generation"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
+    registry=REGISTRY,
+)
+_UNTIMED = frozenset({"tables.events", "tables.event_stream"})
+
+
+def observe_request(method: str, route: str, status: int, started: float | None) -> None:
+    """Count a request answered with `status`, timed from `started` (perf_counter) if given.
+
+    Also moves the garbage collector's pauses noted since the last request into their
+    histogram (a collection may start inside the metrics' own locked code, so the
+    collector's callback only notes them).
+    """
+    REQUESTS.labels(method, route, str(status)).inc()
+    if started is not None:
+        LATENCY.labels(method, route).observe(time.perf_counter() - started)
+    for generation, seconds in PAUSES.drain():
+        GC_PAUSES.labels(str(generation)).observe(seconds)
+
+
+def install_metrics(app: Flask) -> None:
+    """Count and time every request."""
+
+    @app.before_request
+    def _start_timer() -> None:
+        g.cardroom_started = time.perf_counter()
+
+    @app.after_request
+    def _record(response: Response) -> Response:
+        route = request.url_rule.rule if request.url_rule is not None else "unmatched"
+        started = g.get("cardroom_started") if request.endpoint not in _UNTIMED else None
+        observe_request(request.method, route, response.status_code, started)
+        return response
+
+
+def metrics_response() -> Response:
+    """The metrics page; across gunicorn workers when PROMETHEUS_MULTIPROC_DIR is set."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(REGISTRY), mimetype=CONTENT_TYPE_LATEST)
