@@ -49,16 +49,16 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     """The Flask application; with `settings.clock`, a clock thread runs in this process."""
     from flask import Flask
 
-    from gateway.errors import install_error_handlers
     from gateway.http import flask_json
     from gateway.http.docs import docs_blueprint
-    from gateway.http.limits import install_body_limit, install_rate_limits, request_limits
+    from gateway.http.limits import request_limits
     from gateway.http.moves import MovesEndpoint
+    from gateway.http.pipeline import Step, install_pipeline
     from gateway.http.routes.pages import pages_blueprint
     from gateway.http.routes.system import system_blueprint
     from gateway.http.routes.tables import NumberConverter, tables_blueprint
+    from gateway.http.steps import BodyStep, RateLimitStep
     from gateway.settings import Settings
-    from gateway.telemetry import install_metrics
 
     settings = settings or Settings.from_env()
     service = service or build_service(settings)
@@ -67,17 +67,18 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     flask_json.install(app)
     app.extensions["cardroom.settings"] = settings
     app.extensions["cardroom.service"] = service
-    install_error_handlers(app)
-    install_metrics(app)
-    limits = request_limits(settings, service.store)
-    install_rate_limits(app, limits)
-    install_body_limit(app)
     app.register_blueprint(system_blueprint)
     app.register_blueprint(tables_blueprint)
     app.register_blueprint(docs_blueprint)
     app.register_blueprint(pages_blueprint)
+    # every request, moves and Flask's routes alike, passes these steps in this order
+    steps: list[Step] = []
+    limits = request_limits(settings, service.store)
+    if limits is not None:
+        steps.append(RateLimitStep(limits))
+    steps.append(BodyStep())
     # the moves, the requests the gateway answers most, are answered below Flask
-    app.wsgi_app = MovesEndpoint(app.wsgi_app, service, limits)  # type: ignore[method-assign]
+    install_pipeline(app, steps, [MovesEndpoint(service)])
     if settings.clock:
         from gateway.runtime.clock import Clock
 

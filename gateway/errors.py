@@ -15,20 +15,8 @@ plus ``field`` when one request member is to blame and any `extra` members. The
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import Mapping
 from typing import Any
-
-import redis
-from flask import Flask, Response, request
-from werkzeug.exceptions import HTTPException, MethodNotAllowed
-from werkzeug.wrappers import Response as WerkzeugResponse
-
-from gateway.games.common import RuleError
-
-logger = logging.getLogger(__name__)
-gateway_log = logging.getLogger("cardroom.gateway")
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "https://cardroom.dev/problems/"
@@ -107,17 +95,7 @@ RULE_ERROR_STATUS: dict[str, int] = {
 }
 RULE_ERROR_DEFAULT_STATUS = 409
 
-# Werkzeug's own exceptions (routing, body limits) by status -> stable code.
-_HTTP_EXCEPTION_CODES: dict[int, str] = {
-    400: "bad_request",
-    404: "route_not_found",
-    405: "method_not_allowed",
-    406: "not_acceptable",
-    413: "body_too_large",
-    415: "unsupported_media_type",
-}
-
-_INTERNAL_DETAIL = "The server met an unexpected error; the failure has been logged."
+INTERNAL_DETAIL = "The server met an unexpected error; the failure has been logged."
 
 
 def problem_type(code: str) -> str:
@@ -286,90 +264,10 @@ def stale_version(current_etag: str) -> ApiError:
 
 def internal_error() -> ApiError:
     """Return 500 internal_error, whose detail reveals nothing about the cause."""
-    return problem("internal_error", _INTERNAL_DETAIL)
+    return problem("internal_error", INTERNAL_DETAIL)
 
 
 def from_rule_error(code: str, detail: str, field: str | None) -> ApiError:
     """Return the ApiError for a game rule's code, status from RULE_ERROR_STATUS."""
     status = RULE_ERROR_STATUS.get(code, RULE_ERROR_DEFAULT_STATUS)
     return ApiError(status, code, code.replace("_", " ").capitalize(), detail, field=field)
-
-
-def problem_parts(error: ApiError, instance: str) -> tuple[int, list[tuple[str, str]], bytes]:
-    """The status, headers and application/problem+json body of `error` about `instance`."""
-    text = json.dumps(error.body(instance), ensure_ascii=False, separators=(",", ":"))
-    return (
-        error.status,
-        [("Content-Type", PROBLEM_CONTENT_TYPE), *error.headers.items()],
-        text.encode(),
-    )
-
-
-def problem_response(error: ApiError, instance: str) -> Response:
-    """Return `error` as an application/problem+json response about `instance`."""
-    status, headers, body = problem_parts(error, instance)
-    return Response(body, status=status, headers=headers)
-
-
-def problem_of(error: Exception, method: str, path: str) -> ApiError:
-    """The problem a failure of `method path` is answered with, logged as it deserves.
-
-    The gateway's own errors as they are (logged at 500 and above), a game rule's by
-    its code, an unreachable or failing Redis as 503 store_unavailable, anything else
-    as 500 internal_error with its traceback in the log and nothing of it in the answer.
-    """
-    if isinstance(error, ApiError):
-        if error.status >= 500:
-            logger.warning("%s %s -> %s %s", method, path, error.status, error.code)
-        return error
-    if isinstance(error, RuleError):
-        return from_rule_error(error.code, error.detail, error.field)
-    if isinstance(error, redis.RedisError):
-        gateway_log.warning("redis unavailable", extra={"error": type(error).__name__})
-        return StoreUnavailable()
-    logger.error("Unhandled error on %s %s", method, path, exc_info=error)
-    return internal_error()
-
-
-def _from_http_exception(error: HTTPException, status: int) -> ApiError:
-    if status == 500:
-        return internal_error()
-    code = _HTTP_EXCEPTION_CODES.get(status) or error.name.lower().replace(" ", "_")
-    title = PROBLEM_CODES[code][1] if code in PROBLEM_CODES else error.name
-    headers: dict[str, str] = {}
-    if status == 404:
-        detail = f"No route matches {request.method} {request.path}."
-    elif status == 405:
-        detail = f"{request.method} is not allowed on {request.path}."
-        if isinstance(error, MethodNotAllowed) and error.valid_methods:
-            headers["Allow"] = ", ".join(sorted(error.valid_methods))
-    elif status == 413:
-        detail = "The request body is larger than this server accepts."
-    elif status >= 500:
-        detail = _INTERNAL_DETAIL
-    else:
-        detail = error.description or error.name
-    return ApiError(status, code, title, detail, headers=headers)
-
-
-def _handle_http_exception(error: HTTPException) -> WerkzeugResponse:
-    status = error.code
-    if status is None:
-        status = error.response.status_code if error.response is not None else 500
-    if status < 400:
-        # Redirects (e.g. a missing trailing slash) are not errors.
-        redirect: WerkzeugResponse = error.get_response()
-        return redirect
-    if status == 500:
-        logger.error("Internal error on %s %s", request.method, request.path, exc_info=error)
-    return problem_response(_from_http_exception(error, status), request.path)
-
-
-def _handle_exception(error: Exception) -> Response:
-    return problem_response(problem_of(error, request.method, request.path), request.path)
-
-
-def install_error_handlers(app: Flask) -> None:
-    """Make every 4xx and 5xx that `app` produces an application/problem+json response."""
-    app.register_error_handler(HTTPException, _handle_http_exception)
-    app.register_error_handler(Exception, _handle_exception)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import time
 
-from flask import Flask, Response, g, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -52,7 +51,6 @@ GC_PAUSES = Histogram(
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
     registry=REGISTRY,
 )
-_UNTIMED = frozenset({"tables.events", "tables.event_stream"})
 
 
 def observe_request(method: str, route: str, status: int, started: float | None) -> None:
@@ -69,25 +67,10 @@ def observe_request(method: str, route: str, status: int, started: float | None)
         GC_PAUSES.labels(str(generation)).observe(seconds)
 
 
-def install_metrics(app: Flask) -> None:
-    """Count and time every request."""
-
-    @app.before_request
-    def _start_timer() -> None:
-        g.cardroom_started = time.perf_counter()
-
-    @app.after_request
-    def _record(response: Response) -> Response:
-        route = request.url_rule.rule if request.url_rule is not None else "unmatched"
-        started = g.get("cardroom_started") if request.endpoint not in _UNTIMED else None
-        observe_request(request.method, route, response.status_code, started)
-        return response
-
-
-def metrics_response() -> Response:
-    """The metrics page; across gunicorn workers when PROMETHEUS_MULTIPROC_DIR is set."""
+def metrics_page() -> tuple[bytes, str]:
+    """The metrics page and its type; across gunicorn workers with PROMETHEUS_MULTIPROC_DIR."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
-    return Response(generate_latest(REGISTRY), mimetype=CONTENT_TYPE_LATEST)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST

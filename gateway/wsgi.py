@@ -1,6 +1,6 @@
 """The WSGI entry point for gunicorn.
 
-    gunicorn -c gateway/runtime/gunicorn_conf.py gateway.wsgi:app
+gunicorn -c gateway/runtime/gunicorn_conf.py gateway.wsgi:app
 """
 
 from __future__ import annotations

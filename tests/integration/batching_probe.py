@@ -18,8 +18,8 @@ import redis  # noqa: E402
 
 from bench.service import free_port  # noqa: E402
 from gateway.adapters.batching import CommandBatcher, batcher_for  # noqa: E402
+from gateway.adapters.ratelimit import RateLimiter  # noqa: E402
 from gateway.adapters.store import TableRecord, TableStore, connect  # noqa: E402
-from gateway.http.limits import RateLimiter  # noqa: E402
 
 
 def _batcher(client: Any) -> tuple[CommandBatcher, list[int]]:

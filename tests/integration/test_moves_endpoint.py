@@ -17,8 +17,8 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-from gateway.http.limits import MAX_BODY_BYTES
 from gateway.http.moves import ROUTE, move_path
+from gateway.http.steps import MAX_BODY_BYTES
 from gateway.telemetry import REGISTRY
 from tests.integration.conftest import Gateway
 from tests.integration.test_abuse import PROBLEM, assert_problem, seated

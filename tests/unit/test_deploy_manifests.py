@@ -507,7 +507,9 @@ def test_compose_house_rules(compose: dict[str, Any]) -> None:
             "PROMETHEUS_MULTIPROC_DIR needs a tmpfs",
         ),
         (
-            lambda c: c["services"]["clock"]["healthcheck"]["test"].__setitem__(3, "gateway.runtime.heartbeet"),
+            lambda c: c["services"]["clock"]["healthcheck"]["test"].__setitem__(
+                3, "gateway.runtime.heartbeet"
+            ),
             "python -m gateway.runtime.heartbeet: no such module in the repository",
         ),
     ],

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from flask import Flask, abort, request
+from flask import Flask, Response, abort, request
 from werkzeug.exceptions import ServiceUnavailable
 
 from gateway.errors import (
@@ -20,20 +20,26 @@ from gateway.errors import (
     EvaluatorUnavailable,
     StoreUnavailable,
     from_rule_error,
-    install_error_handlers,
     invalid_token,
     missing_token,
     problem,
-    problem_response,
     stale_version,
     table_not_found,
 )
 from gateway.games.common import RuleError
 from gateway.http import schemas
+from gateway.http.pipeline import install_pipeline
+from gateway.http.problems import problem_parts
 from gateway.http.schemas import field_path, parse_json_body, validate_body, validator_for
 from gateway.service.tables import entity_tags
 
 JSON = "application/json"
+
+
+def problem_response(error: ApiError, instance: str) -> Response:
+    """`error` answered as the pipeline answers it, as a Flask response to inspect."""
+    status, headers, body = problem_parts(error, instance)
+    return Response(body, status=status, headers=headers)
 
 
 def fault(data: bytes | str, schema: str, content_type: str | None = JSON) -> ApiError:
@@ -455,14 +461,14 @@ def test_the_code_tables_are_consistent() -> None:
         assert status in {403, 409, 422}
 
 
-# ----------------------------------------------------------------- install_error_handlers
+# ----------------------------------------------------------------- the pipeline's errors
 
 
 @pytest.fixture
 def app() -> Flask:
     app = Flask("errors-test")
     app.config["MAX_CONTENT_LENGTH"] = 1024
-    install_error_handlers(app)
+    install_pipeline(app, [])
 
     @app.get("/tables/<table_id>")
     def get_table(table_id: str) -> dict[str, Any]:
@@ -566,7 +572,7 @@ def test_handler_unexpected_exception(app: Flask, caplog: pytest.LogCaptureFixtu
 
 
 def test_handler_unexpected_exception_while_testing(app: Flask) -> None:
-    # TESTING propagates unhandled exceptions, but a registered handler still answers.
+    # TESTING propagates unhandled exceptions, and the pipeline still answers them.
     app.config["TESTING"] = True
     response = app.test_client().get("/boom")
     assert (response.status_code, problem_of(response)["code"]) == (500, "internal_error")

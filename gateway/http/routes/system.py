@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import redis
 from flask import Blueprint, Response, current_app, jsonify, request
 
+from gateway.adapters.store import STORE_ERRORS
 from gateway.errors import ApiError, StoreUnavailable
 from gateway.http.schemas import parse_json_body
 from gateway.service.tables import TableService
-from gateway.telemetry import metrics_response
+from gateway.telemetry import metrics_page
 
 system_blueprint = Blueprint("system", __name__)
 
@@ -30,7 +30,7 @@ def readyz() -> Response:
     service = _service()
     try:
         service.store.ping()
-    except redis.RedisError:
+    except STORE_ERRORS:
         raise StoreUnavailable("The table store (Redis) does not answer.") from None
     service.evaluator.ping()
     return jsonify({"status": "ready", "redis": "ok", "evaluator": "ok"})
@@ -39,7 +39,8 @@ def readyz() -> Response:
 @system_blueprint.get("/metrics")
 def metrics() -> Response:
     """Prometheus metrics."""
-    return metrics_response()
+    page, content_type = metrics_page()
+    return Response(page, content_type=content_type)
 
 
 @system_blueprint.post("/v1/evaluate")

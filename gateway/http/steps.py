@@ -1,0 +1,91 @@
+"""The request pipeline's steps (`gateway.http.pipeline`): the rate limits and the body.
+
+The steps run in the order the app lists them, before every endpoint, the moves'
+endpoint and Flask's routes alike.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.wsgi import get_content_length, get_input_stream
+
+from gateway.errors import ApiError, problem
+from gateway.http.limits import RequestLimits
+from gateway.http.pipeline import Exchange, Headers
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
+# The largest request body the gateway reads, however it is sent.
+MAX_BODY_BYTES = 256 * 1024
+
+# What orchestrators and scrapers poll: reachable whatever a client does.
+UNLIMITED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+class RateLimitStep:
+    """429 rate_limited for a request over its address's or its token's limit."""
+
+    def __init__(self, limits: RequestLimits) -> None:
+        """Count requests against `limits`."""
+        self.limits = limits
+
+    def before(self, exchange: Exchange) -> None:
+        """Count the request; refuse it when a bucket it counts against is empty."""
+        if exchange.path in UNLIMITED_PATHS:
+            return
+        environ = exchange.environ
+        self.limits.check(
+            environ.get("REMOTE_ADDR"),
+            environ.get("HTTP_X_FORWARDED_FOR"),
+            environ.get("HTTP_AUTHORIZATION"),
+        )
+
+    def after(self, exchange: Exchange, status: int, headers: Headers) -> None:
+        """Nothing to add to an answer."""
+
+
+class BodyStep:
+    """The request body, read once within MAX_BODY_BYTES however it is sent.
+
+    A longer declared Content-Length is refused unread, and a streamed (chunked) body
+    that runs past the limit is refused too (413 body_too_large) instead of cut short.
+    What was read is the exchange's `body`, and what Flask reads again.
+    """
+
+    def before(self, exchange: Exchange) -> None:
+        """Read the body; 413 body_too_large past the limit."""
+        environ = exchange.environ
+        length = get_content_length(environ)
+        if not length and "chunked" not in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+            return
+        exchange.body = read_body(environ)
+        if length is None:  # a streamed body: Flask reads it again by its length
+            environ.pop("HTTP_TRANSFER_ENCODING", None)
+            environ["wsgi.input_terminated"] = False
+            environ["CONTENT_LENGTH"] = str(len(exchange.body))
+        environ["wsgi.input"] = io.BytesIO(exchange.body)
+
+    def after(self, exchange: Exchange, status: int, headers: Headers) -> None:
+        """Nothing to add to an answer."""
+
+
+def body_too_large() -> ApiError:
+    """Return 413 body_too_large."""
+    return problem("body_too_large", "The request body is larger than this server accepts.")
+
+
+def read_body(environ: WSGIEnvironment) -> bytes:
+    """A request's body, at most MAX_BODY_BYTES, else 413 body_too_large."""
+    try:
+        data: bytes = get_input_stream(environ, max_content_length=MAX_BODY_BYTES).read()
+    except RequestEntityTooLarge:
+        raise body_too_large() from None
+    streamed = get_content_length(environ) is None
+    # werkzeug stops a streamed body at the limit without saying whether more was sent
+    if streamed and len(data) >= MAX_BODY_BYTES and environ["wsgi.input"].read(1):
+        raise body_too_large()
+    return data
