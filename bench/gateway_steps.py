@@ -31,7 +31,7 @@ from typing import Any
 
 # label -> (module, owner's dotted path in it or "", attribute); in calling order
 STEPS: dict[str, tuple[str, str, str]] = {
-    "the moves' endpoint: path, headers, body, metrics": ("", "", ""),
+    "the pipeline and the moves' endpoint: path, headers, body, metrics": ("", "", ""),
     "body: decoded and validated (memoised)": ("gateway.http.moves", "", "parse_json_body"),
     "service: token, events, history, the commit's record": (
         "gateway.service.tables",
@@ -40,14 +40,10 @@ STEPS: dict[str, tuple[str, str, str]] = {
     ),
     "warm state: the committed bytes decoded": ("gateway.adapters.warm", "WarmTables", "get"),
     "rules: the declare": ("gateway.games.guts", "", "declare"),
-    "view: the table as the seat sees it": ("gateway.service.tables", "TableService", "present"),
+    "view: the table as the seat sees it": ("gateway.service.queries", "TableQueries", "present"),
     "commit: state and events encoded": ("gateway.adapters.store", "TableStore", "commit"),
     "Redis round trip: EVALSHA through redis-py": ("gateway.adapters.store", "TableStore", "_run"),
-    "warm state: kept for the next move": (
-        "gateway.service.tables",
-        "TableService",
-        "_remember_commit",
-    ),
+    "warm state: kept for the next move": ("gateway.adapters.warm", "TableReader", "committed"),
     "response: JSON body and headers": ("gateway.http.moves", "", "_response"),
 }
 OUTER = next(iter(STEPS))

@@ -6,7 +6,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gateway.runtime.gc_policy import DEFAULT_YOUNG_THRESHOLD
+# allocations (less deallocations) between young collections; Python's default is 700
+DEFAULT_YOUNG_THRESHOLD = 10_000
 
 
 def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
@@ -35,7 +36,7 @@ def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything the gateway reads from its environment (see the README's table)."""
+    """Everything the gateway reads from its environment (docs/configuration.md)."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     redis_cluster: bool = False

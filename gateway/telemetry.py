@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import time
+from collections import deque
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -14,7 +17,50 @@ from prometheus_client import (
     multiprocess,
 )
 
-from gateway.runtime.gc_policy import PAUSES
+
+class PauseLog:
+    """The collections of this process, timed, until `drain` takes them."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        """Keep at most `limit` pauses not yet drained (the oldest go first)."""
+        self._pending: deque[tuple[int, float]] = deque(maxlen=limit)
+        self._started = 0.0
+        self._installed = False
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        # runs inside the collection: no lock may be taken here, only a note made
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self._pending.append((int(info["generation"]), time.perf_counter() - self._started))
+
+    def install(self) -> None:
+        """Time every collection of this process from now on (once; again is a no-op)."""
+        if not self._installed:
+            gc.callbacks.append(self._callback)
+            self._installed = True
+
+    def uninstall(self) -> None:
+        """Stop timing collections; what is noted stays until drained."""
+        if self._installed:
+            gc.callbacks.remove(self._callback)
+            self._installed = False
+
+    def drain(self) -> list[tuple[int, float]]:
+        """The (generation, seconds) of the collections since the last drain."""
+        pending = self._pending
+        drained: list[tuple[int, float]] = []
+        while pending:  # nearly always empty: a request pays one truth test
+            try:
+                drained.append(pending.popleft())
+            except IndexError:  # another thread took the last one
+                break
+        return drained
+
+
+# this process's collections, timed (installed by gateway.runtime.gc_policy's caller)
+PAUSES = PauseLog()
+
 
 REGISTRY = CollectorRegistry()
 REQUESTS = Counter(

@@ -29,7 +29,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gateway import jsonio
-from gateway.adapters.store import TableRecord
+from gateway.adapters.store import (
+    Commit,
+    MoveRead,
+    TableRecord,
+    TableStore,
+    deadline_field,
+    token_digest,
+)
 
 
 @dataclass
@@ -116,3 +123,71 @@ class WarmTables:
     def __len__(self) -> int:
         """Tables held."""
         return len(self._tables)
+
+
+# a table whose deadline is this close is not kept warm: a clock, likely another
+# process's, changes it next, and a guess would be wasted work
+WARM_DUE_MARGIN = 1.0
+
+
+class TableReader:
+    """Tables read for a change: this process's copy when it made the last change, else Redis.
+
+    The caller is told which it got (`fresh`): a copy may be stale, so only the commit's
+    compare-and-set says whether a change computed from it may be written, and a refusal
+    must be confirmed by a fresh read.
+    """
+
+    def __init__(self, store: TableStore, warm: WarmTables) -> None:
+        """Read from `store`, or from `warm` when it holds the table."""
+        self.store = store
+        self.warm = warm
+
+    def read(
+        self, table_id: str, token: str | None, replay_key: str | None, *, copy: bool
+    ) -> tuple[MoveRead, bool]:
+        """The table, the token's entry and the replay record, and whether from Redis.
+
+        With `copy`, this process's copy is taken when it has one (its replay record is
+        not known: the commit checks that it is absent).
+        """
+        digest = None if token is None else token_digest(token)
+        held = self.warm.get(table_id, digest) if copy else None
+        if held is not None:
+            return MoveRead(*held), False
+        read = self.store.read(table_id, token, replay_key, all_players=self.warm.capacity > 0)
+        return read, True
+
+    def forget(self, table_id: str) -> None:
+        """The next change of the table reads it from Redis."""
+        self.warm.forget(table_id)
+
+    def committed(self, change: Commit, read: MoveRead, now: float) -> None:
+        """Keep the committed table, unless Redis now holds what this process does not.
+
+        A trim moves the table's first kept event to a value only the script reads; a
+        closed table takes no more moves; a table whose deadline is (nearly) due is
+        changed next by a clock.
+        """
+        record = change.record
+        due_soon = change.deadline is not None and change.deadline - now < WARM_DUE_MARGIN
+        if change.trim is not None or change.close is not None or due_soon:
+            self.warm.forget(record.table_id)
+            return
+        committed = TableRecord(
+            record.table_id,
+            change.state,
+            record.version + 1,
+            change.events[-1]["id"] if change.events else record.seq,
+            record.first_event,
+            record.first_hand,
+            deadline_field(change.deadline),
+            False,
+            change.stamp,
+        )
+        seen = dict(read.players)
+        for name, value in change.token_sets.items():
+            if not name.startswith("player:"):
+                seen[name] = jsonio.loads(value)
+        departed = [name.split(":", 1)[1] for name in change.token_deletes]
+        self.warm.put(committed, seen, departed, change.state_bytes)

@@ -7,8 +7,10 @@ a Flask route passes `request.headers.get(...)` and the moves' plain WSGI endpoi
 
 from __future__ import annotations
 
+import hashlib
+
 from gateway.errors import ApiError
-from gateway.service.tables import Idempotency, fingerprint
+from gateway.service.idempotency import Idempotency
 
 _KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
 
@@ -78,3 +80,11 @@ def prefers_minimal(prefer: str | None) -> bool:
         if name.strip().lower() == "return":
             return value.strip().strip('"').lower() == "minimal"
     return False
+
+
+def fingerprint(method: str, path: str, body: bytes, token: str | None) -> str:
+    """What makes two requests with one Idempotency-Key the same request."""
+    digest = hashlib.sha256()
+    for part in (method.encode(), path.encode(), body, (token or "").encode()):
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()

@@ -19,10 +19,12 @@ from __future__ import annotations
 import re
 
 from gateway import jsonio
+from gateway.http.etags import if_match
 from gateway.http.headers import idempotency, prefers_minimal, seat_token
 from gateway.http.pipeline import Exchange, Headers, request_path
 from gateway.http.schemas import parse_json_body
-from gateway.service.tables import Outcome, TableService
+from gateway.service.idempotency import Outcome
+from gateway.service.tables import TableService
 
 ROUTE = "/v1/tables/<table_id>/actions"
 _PATH = re.compile(r"/v1/tables/([^/]+)/actions")
@@ -64,7 +66,7 @@ class MovesEndpoint:
             match.group(1),
             seat_token(authorization),
             action,
-            environ.get("HTTP_IF_MATCH"),
+            if_match(environ.get("HTTP_IF_MATCH")),
             key,
             minimal,
         )

@@ -13,7 +13,7 @@ declare took 420 to 440 µs of CPU instead of 490 (`docs/performance.md`).
 Reference cycles are still collected, only less often; memory freed by reference
 counting (nearly all of it) is freed at once as before.
 
-Each worker also times its collections (`PAUSES`): `/metrics` shows them as
+Each worker also times its collections (`gateway.telemetry.PAUSES`): `/metrics` shows them as
 `cardroom_gc_pause_seconds{generation}`. A collection can start inside any code,
 the metrics' own included, so the callback only notes the pause in a bounded queue,
 and requests move what is noted into the histogram (gateway.telemetry) after they are
@@ -23,12 +23,11 @@ answered.
 from __future__ import annotations
 
 import gc
-import time
-from collections import deque
-from typing import Any
 
-# allocations (less deallocations) between young collections; Python's default is 700
-DEFAULT_YOUNG_THRESHOLD = 10_000
+from gateway.settings import DEFAULT_YOUNG_THRESHOLD
+from gateway.telemetry import PAUSES, PauseLog
+
+__all__ = ["DEFAULT_YOUNG_THRESHOLD", "PAUSES", "PauseLog", "settle_after_load"]
 
 
 def settle_after_load(young_threshold: int) -> None:
@@ -44,46 +43,3 @@ def settle_after_load(young_threshold: int) -> None:
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(young_threshold, middle, old)
-
-
-class PauseLog:
-    """The collections of this process, timed, until `drain` takes them."""
-
-    def __init__(self, limit: int = 4096) -> None:
-        """Keep at most `limit` pauses not yet drained (the oldest go first)."""
-        self._pending: deque[tuple[int, float]] = deque(maxlen=limit)
-        self._started = 0.0
-        self._installed = False
-
-    def _callback(self, phase: str, info: dict[str, Any]) -> None:
-        # runs inside the collection: no lock may be taken here, only a note made
-        if phase == "start":
-            self._started = time.perf_counter()
-        else:
-            self._pending.append((int(info["generation"]), time.perf_counter() - self._started))
-
-    def install(self) -> None:
-        """Time every collection of this process from now on (once; again is a no-op)."""
-        if not self._installed:
-            gc.callbacks.append(self._callback)
-            self._installed = True
-
-    def uninstall(self) -> None:
-        """Stop timing collections; what is noted stays until drained."""
-        if self._installed:
-            gc.callbacks.remove(self._callback)
-            self._installed = False
-
-    def drain(self) -> list[tuple[int, float]]:
-        """The (generation, seconds) of the collections since the last drain."""
-        pending = self._pending
-        drained: list[tuple[int, float]] = []
-        while pending:  # nearly always empty: a request pays one truth test
-            try:
-                drained.append(pending.popleft())
-            except IndexError:  # another thread took the last one
-                break
-        return drained
-
-
-PAUSES = PauseLog()

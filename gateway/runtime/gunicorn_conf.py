@@ -5,8 +5,7 @@ event stream or long poll costs a greenlet, not a thread, and a worker holds up 
 `GATEWAY_WORKER_CONNECTIONS` of them. gRPC is made cooperative right after the worker
 patches the standard library and before the app opens its evaluator channel. It was
 chosen by `make bench-gateway`: on two cores it played 155 whole deals/s against 111
-for threaded workers, with moves at 1,094/s against 837 (README, "The gateway's
-speed").
+for threaded workers, with moves at 1,094/s against 837 (docs/performance.md).
 
 Each worker listens on a socket of its own (`SO_REUSEPORT`, `GATEWAY_REUSE_PORT`, on by
 default) and the kernel spreads new connections over them by their addresses: with one

@@ -1,88 +1,63 @@
-"""Table service: the pure game rules, applied atomically to tables kept in Redis.
+"""The table service: every change of a table, applied atomically to tables kept in Redis.
 
-A move is read -> computed -> committed: the game module computes the new state and
-its events from the state read; if the deal reaches a showdown, the evaluator ranks
-the hands and the module settles the deal in the same change; then one Lua script
-writes everything if nobody changed the table meanwhile (otherwise the move is
-recomputed, a bounded number of times). Nothing is written when a rule refuses the
-move or the evaluator cannot be reached, so a refused move leaves the table as it was.
+A change is read -> computed -> committed: the game computes the new state and its
+events from the state read; if the deal reaches a showdown, the evaluator ranks the
+hands and the game settles the deal in the same change; then one Lua script writes
+everything if nobody changed the table meanwhile (otherwise the change is computed
+again, a bounded number of times). Nothing is written when a rule refuses the move or
+the evaluator cannot be reached, so a refused move leaves the table as it was.
 
-A move reads once (table, seat token and idempotency record in one pipeline) and
-commits once; the commit also schedules the table's next deadline for the clock.
-
-Bounded growth: the hand histories of the last `history_deals` deals are kept, and
-the events from the first event of the oldest kept deal on; older ones are trimmed
-when a deal ends, and asking for them answers 410 `history_trimmed`. A table without
-a player's move for `idle_seconds` is closed by the clock: every seat is cashed out
-(`cashed_out` events, then `table_closed`), a closing record is kept for
-`closed_record_seconds` (the `closing` member of the 410), the table leaves the lobby
-and its keys expire `CLOSE_GRACE_SECONDS` later; until then and after it, the table
-answers 410 `table_closed`.
+A change reads once (table, seat token and idempotency record in one pipeline, or this
+process's copy of the table: `gateway.adapters.warm.TableReader`) and commits once; the
+commit also schedules the table's next deadline for the clock. Reads are
+`gateway.service.queries`; what is kept and for how long, `gateway.service.retention`;
+replays of Idempotency-Keys, `gateway.service.idempotency`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
-import math
-import re
 import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 from gateway import jsonio
 from gateway.adapters.evaluator import EvaluatorClient
 from gateway.adapters.store import (
-    Close,
     Commit,
     MoveRead,
     TableRecord,
     TableStore,
-    Trim,
     closed_key,
-    deadline_field,
     hand_key,
     idempotency_key,
     token_digest,
 )
-from gateway.adapters.warm import WarmTables
+from gateway.adapters.warm import TableReader, WarmTables
 from gateway.errors import (
     ApiError,
     EvaluatorUnavailable,
     from_rule_error,
-    idempotency_in_progress,
-    invalid_token,
     missing_token,
     problem,
     stale_version,
     wrong_seat,
 )
-from gateway.games import fairness, guts, paiute
-from gateway.games.common import (
-    FULL_DECK,
-    Deck,
-    Event,
-    RuleError,
-    Transition,
-    copy_state,
-    display_name,
-)
+from gateway.games import paiute
+from gateway.games.common import Deck, Event, RuleError, Transition, display_name
+from gateway.service.decks import new_table_id, shuffled_deck
+from gateway.service.dispatch import GAMES, MOVES, canonical_card, shown_cards
+from gateway.service.idempotency import Idempotency, IfMatch, Outcome, Replays, error_outcome
+from gateway.service.queries import TableQueries
+from gateway.service.retention import Retention
+from gateway.service.visibility import SPECTATOR, Viewer, public_event
 from gateway.telemetry import WARM_MOVES
 
 log = logging.getLogger("cardroom.tables")
 
-GAMES: dict[str, ModuleType] = {"guts": guts, "paiute": paiute}
-MOVES = {
-    "guts": frozenset({"start", "declare", "rebuy"}),
-    "paiute": frozenset({"start", "rebuy", "draw", "discard", "call"}),
-}
 MAX_ATTEMPTS = 16
-# a table whose deadline is this close is not kept warm (adapters.warm): the clock moves next
-WARM_DUE_MARGIN = 1.0
 # The longest table name (the OpenAPI document's CreateTable.name.maxLength).
 MAX_TABLE_NAME = 64
 # A showdown the evaluator could not rank is tried again by the clock this much later.
@@ -94,158 +69,39 @@ _WARM_HIT, _WARM_STALE, _WARM_REFUSED = (
     WARM_MOVES.labels(result) for result in ("hit", "stale", "refused")
 )
 IDEMPOTENCY_PENDING_SECONDS = 60
-# watchers still receive a closed table's last events for this long; then its keys go
-CLOSE_GRACE_SECONDS = 60
-# hand histories deleted by one commit at most, so lowering HISTORY_DEALS stays cheap
-MAX_HANDS_DROPPED = 1000
 
 Move = Callable[[dict[str, Any]], Transition]
-
-
-def _shown_cards(action: Mapping[str, Any]) -> tuple[list[str], str | None]:
-    """A Paiute call's shown cards and discard (None: all six shown), in canonical form."""
-    cards = [canonical_card(card, "cards") for card in action["cards"]]
-    spare = action.get("discard")
-    return cards, None if spare is None else canonical_card(spare, "discard")
-
-
-def shuffled_deck() -> Deck:
-    """A fresh deck, shuffled from the operating system's secure random source."""
-    cards = list(FULL_DECK)
-    secrets.SystemRandom().shuffle(cards)
-    return Deck(tuple(cards), secrets.token_hex(16))
-
-
-# what new_table_id makes (and a little more, for ids of other lengths)
-_TABLE_ID = re.compile(r"[0-9a-f]{1,64}")
-
-
-def new_table_id() -> str:
-    """A short random table id, safe in a URL and a Redis hash tag."""
-    return secrets.token_hex(8)
-
-
-@dataclass(frozen=True)
-class Viewer:
-    """Who is looking: a seated player (with their player id) or a spectator."""
-
-    seat: int | None = None
-    player: int | None = None
-
-    def may_see(self, item: Mapping[str, Any]) -> bool:
-        """True if this viewer may see the stored event `item`."""
-        audience = item.get("audience")
-        return audience is None or (self.player is not None and self.player in audience)
-
-
-SPECTATOR = Viewer()
-
-
-@dataclass(frozen=True)
-class Idempotency:
-    """An Idempotency-Key and the fingerprint of the request it came with."""
-
-    key: str
-    fingerprint: str
+Respond = Callable[[dict[str, Any], list[dict[str, Any]]], Outcome]
+TokenSets = Callable[[dict[str, Any], list[dict[str, Any]]], dict[str, str]]
 
 
 @dataclass
-class Outcome:
-    """What a move answered: HTTP status and body, plus headers."""
+class Change:
+    """One change of a table: how to compute it and answer it, and what it must respect.
 
-    status: int
-    body: dict[str, Any]
-    headers: dict[str, str]
-
-
-def fingerprint(method: str, path: str, body: bytes, token: str | None) -> str:
-    """What makes two requests with one Idempotency-Key the same request."""
-    digest = hashlib.sha256()
-    for part in (method.encode(), path.encode(), body, (token or "").encode()):
-        digest.update(hashlib.sha256(part).digest())
-    return digest.hexdigest()
-
-
-def _seal_token(token: str, idempotency: str) -> str:
-    """The seat token, encrypted under the Idempotency-Key the client holds.
-
-    A replayed seat grant must return the first token, but tokens are stored only as
-    digests: the replay record keeps the token XOR-ed with a key stream derived from
-    the Idempotency-Key, which is itself stored only as a digest.
+    `authorize` sees the token's holder before anything else is checked; `if_match`
+    matches the table's version, or the one `also_matches` gives; `token_sets` are seat
+    tokens the change grants, `seal` the one its replays return; a change that computes
+    no event writes nothing with `skip_empty`; `activity` marks the table as played at;
+    every change but a turn's hold (`holding`) ends that hold's `turn_held_from`.
     """
-    raw = bytes.fromhex(token)
-    stream = hashlib.sha256(b"cardroom seat token\0" + idempotency.encode()).digest()
-    return bytes(a ^ b for a, b in zip(raw, stream, strict=True)).hex()
+
+    move: Move
+    respond: Respond
+    if_match: IfMatch | None = None
+    idempotency: Idempotency | None = None
+    token: str | None = None
+    authorize: Callable[[Viewer], None] | None = None
+    token_sets: TokenSets | None = None
+    seal: str | None = None
+    skip_empty: bool = False
+    activity: bool = True
+    also_matches: Callable[[TableRecord], int | None] | None = None
+    holding: bool = False
 
 
-def _open_token(sealed: str, idempotency: str) -> str:
-    return _seal_token(sealed, idempotency)
-
-
-_RANKS = {"10": "T", **{rank: rank for rank in "23456789TJQKA"}}
-
-
-def canonical_card(text: str, field: str) -> str:
-    """A card as the rules write it ("Ah", "Td"), from any spelling ("ah", "10d")."""
-    cleaned = text.strip()
-    rank = _RANKS.get(cleaned[:-1].upper())
-    suit = cleaned[-1:].lower()
-    if rank is None or suit not in ("c", "d", "h", "s"):
-        raise ApiError(
-            422,
-            "invalid_card",
-            "Invalid card",
-            f"{text!r} is not a card (rank 2-10, J, Q, K or A, then c, d, h or s).",
-            field=field,
-        )
-    return rank + suit
-
-
-# one element of a list of entity tags: optional whitespace, an optional tag (a comma is
-# allowed inside its quotes), optional whitespace, then a comma or the end (RFC 9110, 5.6.1)
-_ENTITY_TAG_ELEMENT = re.compile(r'[ \t]*(?:(W/)?"([\x21\x23-\x7e\x80-\xff]*)")?[ \t]*(?:,|\Z)')
-
-
-def entity_tags(header: str) -> list[tuple[bool, str]] | None:
-    """The (weak, opaque tag) of each entity tag of an If-Match or If-None-Match list
-    (RFC 9110, 8.8.3), [] for "*", or None when the list is malformed."""
-    if header.strip() == "*":
-        return []
-    tags = []
-    position = 0
-    while position < len(header):
-        match = _ENTITY_TAG_ELEMENT.match(header, position)
-        if match is None or match.end() == position:
-            return None
-        if match.group(2) is not None:  # empty list elements are allowed
-            tags.append((match.group(1) is not None, match.group(2)))
-        position = match.end()
-    return tags or None
-
-
-def _etag_matches(if_match: str, version: int) -> bool:
-    """If-Match against a table's version (strong comparison, RFC 9110, 13.1.1): "*" or
-    a listed strong ETag; a weak one never matches. A malformed list is 400."""
-    tags = entity_tags(if_match)
-    if tags is None:
-        raise problem(
-            "invalid_parameter",
-            'If-Match must be "*" or a list of quoted entity tags, such as "4".',
-            field="If-Match",
-        )
-    return not tags or any(not weak and tag == str(version) for weak, tag in tags)
-
-
-def public_event(item: Mapping[str, Any]) -> dict[str, Any]:
-    """An event as clients see it (without its audience list)."""
-    shown = {key: item[key] for key in ("id", "type", "data", "at", "hand_number")}
-    if item.get("audience") is not None:
-        shown["private"] = True
-    return shown
-
-
-class TableService:
-    """Create tables, seat players, apply moves and deadlines, read events and histories."""
+class TableService(TableQueries):
+    """Create tables, seat players, apply moves and deadlines; the reads of `TableQueries`."""
 
     def __init__(
         self,
@@ -266,195 +122,14 @@ class TableService:
         for `closed_record_seconds`. Moves on the last `warm_tables` tables this
         process changed are computed without reading them first (`gateway.adapters.warm`).
         """
-        self.store = store
+        super().__init__(store)
         self.evaluator = evaluator
         self.clock = clock
         self.deck_source = deck_source
-        self.idempotency_ttl = idempotency_ttl
-        self.history_deals = history_deals
-        self.idle_seconds = idle_seconds
-        self.closed_record_seconds = closed_record_seconds
+        self.retention = Retention(history_deals, idle_seconds, closed_record_seconds)
+        self.replays = Replays(store, idempotency_ttl)
         self.warm = WarmTables(warm_tables)
-
-    # ------------------------------------------------------------------ reading
-
-    def record(self, table_id: str) -> TableRecord:
-        """The table, or 404 (410 once it was closed)."""
-        return self._open_table(table_id, self.store.load(table_id))
-
-    def _open_table(self, table_id: str, record: TableRecord | None) -> TableRecord:
-        """`record` if the table is open; 410 table_closed or 404 table_not_found if not."""
-        if record is not None and not record.closed:
-            return record
-        closing = self.store.get_json(closed_key(table_id))
-        if record is not None or closing is not None:
-            raise problem(
-                "table_closed",
-                f"Table {table_id!r} was closed after a time without moves; every seat was"
-                " cashed out (see `closing`).",
-                extra={"closing": closing},
-            )
-        raise problem("table_not_found", f"There is no table {table_id!r}.", field="table_id")
-
-    def look(self, table_id: str, token: str | None) -> tuple[Viewer, TableRecord]:
-        """The table and who holds this seat token, in one round trip; 404/410/401."""
-        read = self.store.read(table_id, token, None)
-        record = self._open_table(table_id, read.record)
-        return self._viewer_of(record, token, read.player), record
-
-    def viewer(self, table_id: str, token: str | None, record: TableRecord) -> Viewer:
-        """Who holds this seat token (a spectator without one); 401 for a bad token."""
-        if token is None:
-            return SPECTATOR
-        return self._viewer_of(record, token, self.store.player_for_token(table_id, token))
-
-    @staticmethod
-    def _viewer_of(
-        record: TableRecord, token: str | None, found: Mapping[str, Any] | None
-    ) -> Viewer:
-        if token is None:
-            return SPECTATOR
-        if found is None:
-            raise invalid_token()
-        seat = record.state["seats"].get(str(found["seat"]))
-        if seat is None or not hmac.compare_digest(str(seat["player_id"]), str(found["player"])):
-            raise invalid_token()
-        return Viewer(int(found["seat"]), int(found["player"]))
-
-    def present(self, record: TableRecord | dict[str, Any], viewer: Viewer) -> dict[str, Any]:
-        """The table as `viewer` may see it."""
-        state = record.state if isinstance(record, TableRecord) else record
-        module = GAMES[state["game"]]
-        shown: dict[str, Any] = module.view(state, viewer.seat)
-        shown["id"] = state["table_id"]
-        shown["name"] = state.get("name")
-        return shown
-
-    def lobby(self, limit: int, cursor: str | None) -> dict[str, Any]:
-        """A page of tables, newest first."""
-        after: tuple[float, str | None] | None = None
-        if cursor is not None:
-            try:
-                # "<created_at>:<table id>": tables created at the same instant are
-                # ordered by id, so a page boundary between them skips none
-                score, colon, last = cursor.partition(":")
-                after = (float(score), last or None)
-                if not math.isfinite(after[0]) or (colon and not _TABLE_ID.fullmatch(last)):
-                    raise ValueError(cursor)
-            except ValueError:
-                raise ApiError(
-                    400,
-                    "invalid_cursor",
-                    "Invalid cursor",
-                    "The cursor is not one this service gave out.",
-                    field="cursor",
-                ) from None
-        rows = self.store.lobby_page(after, limit)
-        records = self.store.load_many([table_id for table_id, _ in rows])
-        tables = []
-        for (table_id, created), record in zip(rows, records, strict=True):
-            if record is None or record.closed:
-                continue
-            state = record.state
-            maximum = state["options"]["max_players"]
-            tables.append(
-                {
-                    "id": table_id,
-                    "name": state.get("name"),
-                    "game": state["game"],
-                    "options": state["options"],
-                    "seats_taken": len(state["seats"]),
-                    "seats_free": maximum - len(state["seats"]),
-                    "max_players": maximum,
-                    "phase": state["phase"],
-                    "created_at": created,
-                }
-            )
-        next_cursor = f"{rows[-1][1]!r}:{rows[-1][0]}" if len(rows) == limit else None
-        return {"tables": tables, "next_cursor": next_cursor}
-
-    def events(
-        self, table_id: str, viewer: Viewer, after: int, wait: float
-    ) -> tuple[list[dict[str, Any]], int]:
-        """Events after the cursor that `viewer` may see, waiting up to `wait` seconds.
-
-        The cursor returned moves past events the viewer may not see, so a long poll
-        never spins on them. Event ids have no gaps, so a first event past the cursor's
-        successor means events after the cursor were trimmed: 410 history_trimmed.
-        """
-        deadline = time.monotonic() + wait
-        cursor = after
-        while True:
-            remaining = deadline - time.monotonic()
-            block = int(remaining * 1000) if remaining > 0.001 else None
-            items = self.store.events_after(table_id, cursor, block)
-            if items:
-                if int(items[0]["id"]) > cursor + 1:
-                    raise self._trimmed_events(table_id, cursor, int(items[0]["id"]))
-                cursor = int(items[-1]["id"])
-            visible = [public_event(item) for item in items if viewer.may_see(item)]
-            if visible or block is None or time.monotonic() >= deadline:
-                return visible, cursor
-
-    def check_cursor(self, table_id: str, after: int, field: str = "after") -> None:
-        """410 history_trimmed if events after `after` (given as `field`) are no longer kept."""
-        first = self.store.first_event_after(table_id, after)
-        if first is not None and first > after + 1:
-            raise self._trimmed_events(table_id, after, first, field)
-
-    @staticmethod
-    def _trimmed_events(table_id: str, after: int, first: int, field: str = "after") -> ApiError:
-        return problem(
-            "history_trimmed",
-            f"Events after {after} of table {table_id!r} are no longer kept; the oldest"
-            f" kept event is {first}: resume with after={first - 1}, or read the table.",
-            field=field,
-            extra={"first_event": first, "resume_after": first - 1},
-        )
-
-    def hand_history(self, table_id: str, hand_number: int, viewer: Viewer) -> dict[str, Any]:
-        """One finished deal: its events (as the viewer may see them) and the proof."""
-        history = self.store.hand(table_id, hand_number)
-        if history is None:
-            record = self.store.load(table_id)
-            if record is not None and 1 <= hand_number < record.first_hand:
-                raise problem(
-                    "history_trimmed",
-                    f"The history of deal {hand_number} of table {table_id!r} is no longer"
-                    f" kept; the oldest kept deal is {record.first_hand}.",
-                    field="hand_number",
-                    extra={"first_hand": record.first_hand},
-                )
-            raise problem(
-                "hand_not_found",
-                f"Deal {hand_number} of table {table_id!r} has not finished (or never happened).",
-                field="hand_number",
-            )
-        events = self.store.events_between(
-            table_id, history.pop("first_event"), history.pop("last_event")
-        )
-        visible = [public_event(item) for item in events if viewer.may_see(item)]
-        history["events"] = visible
-        sealed = history.pop("sealed", None)
-        if sealed is None:
-            # a deal finished before proofs were opened card by card: its proof stays as
-            # it was published then (the whole deck), the one its commitment can match
-            return history
-        game = sealed["game"]
-        shown = [{"type": "showdown", "data": history["showdown"] or {}}]
-        seen = fairness.cards_off_the_deck([*visible, *shown], game)
-        if history.get("wild_card"):
-            seen.add(history["wild_card"])
-        history["fairness"] = fairness.proof(
-            sealed["deck"],
-            sealed["salt"],
-            seen,
-            reshuffles=sealed.get("reshuffles", []) if game == "paiute" else None,
-            draws_seen=fairness.stock_draws_seen(visible),
-        )
-        return history
-
-    # ------------------------------------------------------------------ changing
+        self.reader = TableReader(store, self.warm)
 
     def create_table(self, body: Mapping[str, Any], idempotency: Idempotency | None) -> Outcome:
         """Create a table from the validated request body."""
@@ -473,7 +148,7 @@ class TableService:
         claim_key = None
         if idempotency is not None:
             claim_key = idempotency_key("create", idempotency.key)
-            replay = self._replay(claim_key, idempotency)
+            replay = self.replays.replay(claim_key, idempotency)
             if replay is not None:
                 return replay
             if not self.store.claim(
@@ -481,7 +156,7 @@ class TableService:
                 {"pending": True, "fingerprint": idempotency.fingerprint},
                 IDEMPOTENCY_PENDING_SECONDS,
             ):
-                return self._replay(claim_key, idempotency) or self._in_progress()
+                return self.replays.replay(claim_key, idempotency) or self.replays.in_progress()
         try:
             now = self.clock()
             table_id = new_table_id()
@@ -529,14 +204,14 @@ class TableService:
                 if error.status >= 500:
                     self.store.delete([claim_key])
                 else:
-                    self._remember(claim_key, idempotency, self._error_outcome(error))
+                    self.replays.remember(claim_key, idempotency, error_outcome(error))
             raise
         except Exception:
             if claim_key is not None:  # a retry may try again at once
                 self.store.delete([claim_key])
             raise
         if claim_key is not None:
-            self._remember(claim_key, idempotency, outcome)
+            self.replays.remember(claim_key, idempotency, outcome)
         return outcome
 
     def take_seat(
@@ -572,16 +247,15 @@ class TableService:
                 f"player:{player}": token_digest(token),
             }
 
-        return self._change(
-            table_id, move, respond, idempotency=idempotency, token_sets=tokens, seal=token
-        )
+        change = Change(move, respond, idempotency=idempotency, token_sets=tokens, seal=token)
+        return self._change(table_id, change)
 
     def leave(
         self,
         table_id: str,
         seat: int,
         token: str | None,
-        if_match: str | None,
+        if_match: IfMatch | None,
         idempotency: Idempotency | None,
     ) -> Outcome:
         """A seat asks to leave: now, or when the deal it is in is settled."""
@@ -615,8 +289,7 @@ class TableService:
                 200, {"seat": seat, "left": gone, "leaving": not gone, "cashed_out": cashed}, {}
             )
 
-        return self._change(
-            table_id,
+        change = Change(
             move,
             respond,
             if_match=if_match,
@@ -624,13 +297,14 @@ class TableService:
             token=token,
             authorize=authorize,
         )
+        return self._change(table_id, change)
 
     def act(
         self,
         table_id: str,
         token: str | None,
         action: Mapping[str, Any],
-        if_match: str | None,
+        if_match: IfMatch | None,
         idempotency: Idempotency | None,
         minimal: bool = False,
     ) -> Outcome:
@@ -674,7 +348,7 @@ class TableService:
             elif kind == "discard":
                 result = module.discard(state, seat, canonical_card(action["card"], "card"), now)
             else:
-                cards, spare = _shown_cards(action)
+                cards, spare = shown_cards(action)
                 # the rules refuse a malformed call before the evaluator is asked to rank it
                 module.verify_call(state, seat, cards, spare, None, now)
                 ranked = self.evaluator.rank("paiute", cards, module.wild_rank(state))
@@ -702,8 +376,7 @@ class TableService:
             return int(held["version"])
 
         try:
-            return self._change(
-                table_id,
+            change = Change(
                 move,
                 respond,
                 if_match=if_match,
@@ -712,6 +385,7 @@ class TableService:
                 authorize=authorize,
                 also_matches=held_version,
             )
+            return self._change(table_id, change)
         except EvaluatorUnavailable as error:
             if kind != "call":
                 raise
@@ -740,7 +414,7 @@ class TableService:
 
         def move(state: dict[str, Any]) -> Transition:
             assert seat is not None  # authorize() refused a spectator already
-            cards, spare = _shown_cards(action)
+            cards, spare = shown_cards(action)
             now = self.clock()
             held, events = paiute.hold_turn(state, seat, cards, spare, now, CALL_HOLD_SECONDS)
             if events:
@@ -751,15 +425,10 @@ class TableService:
             return Outcome(200, {"deadline": state["deadline"]}, {})
 
         try:
-            outcome = self._change(
-                table_id,
-                move,
-                respond,
-                token=token,
-                authorize=authorize,
-                skip_empty=True,
-                holding=True,
+            change = Change(
+                move, respond, token=token, authorize=authorize, skip_empty=True, holding=True
             )
+            outcome = self._change(table_id, change)
         except ApiError:
             return None
         return float(outcome.body["deadline"])
@@ -774,9 +443,9 @@ class TableService:
 
         def move(state: dict[str, Any]) -> Transition:
             events: list[Event] = []
-            if self._idle(state, now):
+            if self.retention.is_idle(state, now):
                 # cash out before the game goes on: no new deal starts for an idle table
-                state, events = self._close_idle(state, now)
+                state, events = self.retention.close_idle(state, now)
                 if state.get("closed_at") is not None:
                     return state, events
             state, more = GAMES[state["game"]].on_deadline(state, now, self.deck_source())
@@ -785,7 +454,7 @@ class TableService:
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
             return Outcome(200, {"events": len(events)}, {})
 
-        outcome = self._change(table_id, move, respond, skip_empty=True, activity=False)
+        outcome = self._change(table_id, Change(move, respond, skip_empty=True, activity=False))
         return bool(outcome.body.get("events"))
 
     def next_deadline(self, state: Mapping[str, Any], now: float | None = None) -> float | None:
@@ -796,59 +465,14 @@ class TableService:
         game: float | None = module.next_deadline(state)
         if game is None and module.ranking_request(state) is not None:
             game = (self.clock() if now is None else now) + SHOWDOWN_RETRY_SECONDS
-        if self.idle_seconds <= 0 or state.get("closed_at") is not None:
+        if self.retention.idle_seconds <= 0 or state.get("closed_at") is not None:
             return game
-        idle = self._idle_deadline(state)
+        idle = self.retention.idle_deadline(state)
         if now is not None and idle <= now:
             # idle, but not closable yet (a deal is still being played out): look again
             # when the game moves on, or a little later
-            idle = now + self._idle_grain()
+            idle = now + self.retention.idle_grain()
         return idle if game is None else min(game, idle)
-
-    def _idle_grain(self) -> float:
-        """Idle deadlines are rounded up to this, so most moves leave the schedule alone."""
-        return min(60.0, self.idle_seconds / 10)
-
-    def _idle_deadline(self, state: Mapping[str, Any]) -> float:
-        active = float(state.get("active_at") or state.get("created_at") or 0.0)
-        grain = self._idle_grain()
-        return float(math.ceil((active + self.idle_seconds) / grain) * grain)
-
-    def _idle(self, state: Mapping[str, Any], now: float) -> bool:
-        if self.idle_seconds <= 0 or state.get("closed_at") is not None:
-            return False
-        active = float(state.get("active_at") or state.get("created_at") or 0.0)
-        return now >= active + self.idle_seconds
-
-    def _close_idle(self, state: dict[str, Any], now: float) -> Transition:
-        """Cash out every seat that is not in a deal; close the table once nobody is left."""
-        module = GAMES[state["game"]]
-        events: list[Event] = []
-        state = copy_state(state)
-        if state.get("closing") is None:
-            # seats in a deal leave when it ends: the closing record collects every cash-out
-            state["closing"] = {"since": now, "cashed_out": []}
-        for key in sorted(state["seats"], key=int):
-            seat = state["seats"].get(key)
-            if seat is None or seat.get("leaving"):
-                continue
-            try:
-                state, more = module.leave(state, int(key), now)
-            except RuleError:
-                continue
-            events += more
-        if not state["seats"]:
-            state["closed_at"] = now
-            events.append(
-                {
-                    "type": "table_closed",
-                    "data": {"reason": "idle", "idle_seconds": self.idle_seconds},
-                    "visible_to": None,
-                }
-            )
-        return state, events
-
-    # ------------------------------------------------------------------ internals
 
     def _settle(
         self, state: dict[str, Any], events: list[Event]
@@ -947,43 +571,6 @@ class TableService:
         extra[hand_key(record.table_id, deal["number"])] = (jsonio.dumps(history), 0)
         return extra, int(deal["number"])
 
-    def _trim(self, record: TableRecord, finished: int) -> Trim | None:
-        """Keep the last `history_deals` deals: which hands go now (a bounded number)."""
-        first_kept = min(finished - self.history_deals + 1, record.first_hand + MAX_HANDS_DROPPED)
-        if first_kept <= record.first_hand:
-            return None
-        return Trim(first_kept, list(range(record.first_hand, first_kept)))
-
-    @staticmethod
-    def _close(record: TableRecord, state: dict[str, Any], now: float) -> Close:
-        """Closing writes: every kept hand history goes now, the other keys expire later."""
-        return Close(
-            CLOSE_GRACE_SECONDS, now, list(range(record.first_hand, state["hand_number"] + 1))
-        )
-
-    def _closing_record(
-        self, state: dict[str, Any], stored: list[dict[str, Any]]
-    ) -> dict[str, Any]:
-        """What is kept of a closed table: who left with how much, and its final ledger."""
-        return {
-            "table_id": state["table_id"],
-            "name": state.get("name"),
-            "game": state["game"],
-            "created_at": state.get("created_at"),
-            "closed_at": state["closed_at"],
-            "reason": "idle",
-            "idle_seconds": self.idle_seconds,
-            "cashed_out": state["closing"]["cashed_out"],
-            "ledger": {
-                "hands_played": state.get("hand_number", 0),
-                "chips_bought": state.get("chips_bought"),
-                "chips_cashed": state.get("chips_cashed"),
-                "pot": state.get("pot"),
-                "reserve": state.get("reserve"),
-            },
-            "last_event": stored[-1]["id"] if stored else None,
-        }
-
     def _keep_scheduled(self, record: TableRecord, now: float) -> None:
         """After a deadline with nothing to do, schedule the table when it next has work."""
         deadline = self.next_deadline(record.state, now)
@@ -994,243 +581,6 @@ class TableService:
                 "could not reschedule table", extra={"table": record.table_id}, exc_info=True
             )
 
-    def _replay(self, key: str, idempotency: Idempotency) -> Outcome | None:
-        return self._replay_record(self.store.get_json(key), idempotency)
-
-    def _replay_record(
-        self, stored: dict[str, Any] | None, idempotency: Idempotency
-    ) -> Outcome | None:
-        if stored is None:
-            return None
-        if stored.get("fingerprint") != idempotency.fingerprint:
-            raise ApiError(
-                409,
-                "idempotency_key_reused",
-                "Idempotency-Key reused",
-                "This Idempotency-Key was used with a different request.",
-                field="Idempotency-Key",
-            )
-        if stored.get("pending"):
-            return self._in_progress()
-        body = stored["body"]
-        if "sealed_token" in stored:
-            body["token"] = _open_token(stored["sealed_token"], idempotency.key)
-        if stored["status"] >= 400:
-            raise ApiError(
-                stored["status"],
-                body["code"],
-                body["title"],
-                body["detail"],
-                field=body.get("field"),
-                headers={"Idempotent-Replayed": "true"},
-            )
-        return Outcome(stored["status"], body, {**stored["headers"], "Idempotent-Replayed": "true"})
-
-    def _in_progress(self) -> Outcome:
-        raise idempotency_in_progress()
-
-    @staticmethod
-    def _error_outcome(error: ApiError) -> Outcome:
-        return Outcome(
-            error.status,
-            {
-                "code": error.code,
-                "title": error.title,
-                "detail": error.detail,
-                "field": error.field,
-            },
-            {},
-        )
-
-    def _record_value(self, idempotency: Idempotency, outcome: Outcome, seal: str | None) -> str:
-        body = dict(outcome.body)
-        value: dict[str, Any] = {
-            "fingerprint": idempotency.fingerprint,
-            "status": outcome.status,
-            "headers": outcome.headers,
-        }
-        if seal is not None and "token" in body:
-            value["sealed_token"] = _seal_token(body.pop("token"), idempotency.key)
-        value["body"] = body
-        return jsonio.dumps(value)
-
-    def _remember(self, key: str, idempotency: Idempotency | None, outcome: Outcome) -> None:
-        if idempotency is not None:
-            self.store.client.set(
-                key, self._record_value(idempotency, outcome, None), ex=self.idempotency_ttl
-            )
-
-    def _change(
-        self,
-        table_id: str,
-        move: Move,
-        respond: Callable[[dict[str, Any], list[dict[str, Any]]], Outcome],
-        *,
-        if_match: str | None = None,
-        idempotency: Idempotency | None = None,
-        token: str | None = None,
-        authorize: Callable[[Viewer], None] | None = None,
-        token_sets: Callable[[dict[str, Any], list[dict[str, Any]]], dict[str, str]] | None = None,
-        seal: str | None = None,
-        skip_empty: bool = False,
-        activity: bool = True,
-        also_matches: Callable[[TableRecord], int | None] | None = None,
-        holding: bool = False,
-    ) -> Outcome:
-        """Read, compute, commit; recompute on a lost race, at most MAX_ATTEMPTS times.
-
-        Each attempt is one read (table, the seat token's entry, the idempotency
-        record: one pipeline) and one commit. With `authorize`, the token's holder is
-        found in that same read and passed to it before anything else is checked. The
-        first attempt skips the read when this process made the table's last change
-        (`gateway.adapters.warm`); it never answers with an error, which only a read may justify,
-        except that the evaluator is unavailable (asking it again would only wait longer).
-        `If-Match` matches the table's version, or the one `also_matches` gives. Every
-        change but a turn's hold (`holding`) ends that hold's `turn_held_from`.
-        """
-        idem_key = idempotency_key(table_id, idempotency.key) if idempotency else None
-        digest = None if token is None else token_digest(token)
-        for attempt in range(MAX_ATTEMPTS):
-            warm = self.warm.get(table_id, digest) if attempt == 0 else None
-            if warm is None:
-                read: MoveRead = self.store.read(
-                    table_id, token, idem_key, all_players=self.warm.capacity > 0
-                )
-            else:
-                # this process made the table's last change: compute from it and let
-                # the commit's compare-and-set tell whether it still is the last
-                read = MoveRead(*warm)
-            try:
-                if (
-                    idempotency is not None
-                    and read.replay is not None
-                    and read.replay.get("fingerprint") == idempotency.fingerprint
-                ):
-                    # a repeat of a request already answered gets that answer, even when
-                    # the request took the caller's seat (and token) away or closed the table
-                    replay = self._replay_record(read.replay, idempotency)
-                    if replay is not None:
-                        return replay
-                record = self._open_table(table_id, read.record)
-                if authorize is not None:
-                    authorize(self._viewer_of(record, token, read.player))
-                if idempotency is not None:
-                    replay = self._replay_record(read.replay, idempotency)
-                    if replay is not None:
-                        return replay
-                if if_match is not None and not _etag_matches(if_match, record.version):
-                    before = None if also_matches is None else also_matches(record)
-                    if before is None or not _etag_matches(if_match, before):
-                        raise stale_version(f'"{record.version}"')
-                try:
-                    state, events = move(record.state)
-                    state, events = self._settle(state, events)
-                except RuleError as error:
-                    failure = from_rule_error(error.code, error.detail, error.field)
-                    if idem_key is not None and warm is None:
-                        self._remember(idem_key, idempotency, self._error_outcome(failure))
-                    raise failure from None
-            except EvaluatorUnavailable:
-                raise
-            except ApiError:
-                if warm is None:
-                    raise
-                # a refusal is only given from a fresh read: the table may have moved on
-                self.warm.forget(table_id)
-                _WARM_REFUSED.inc()
-                continue
-            now = self.clock()
-            if skip_empty and not events:
-                if warm is not None:
-                    # nothing to do by this process's view of the table: make sure
-                    self.warm.forget(table_id)
-                    continue
-                self._keep_scheduled(record, now)
-                return respond(state, [])
-            stored = self._stored_events(record, state, events, now)
-            if not holding:
-                state.pop("turn_held_from", None)
-            state["version"] = record.version + 1
-            if activity:
-                state["active_at"] = now
-                state.pop("closing", None)
-            if state.get("closing") is not None:
-                state["closing"]["cashed_out"] += [
-                    {key: item["data"][key] for key in ("seat", "name", "amount")}
-                    for item in stored
-                    if item["type"] == "cashed_out"
-                ]
-            outcome = respond(state, stored)
-            outcome.headers["ETag"] = f'"{record.version + 1}"'
-            extra, finished = self._history(record, state, stored)
-            change = Commit(
-                record, state, stored, extra=extra, deadline=self.next_deadline(state, now)
-            )
-            if finished is not None:
-                change.trim = self._trim(record, finished)
-            if state.get("closed_at") is not None:
-                change.deadline = None
-                change.close = self._close(record, state, now)
-                change.extra[closed_key(table_id)] = (
-                    jsonio.dumps(self._closing_record(state, stored)),
-                    self.closed_record_seconds,
-                )
-            if token_sets is not None:
-                change.token_sets = token_sets(state, stored)
-            change.token_deletes = self._departed_tokens(record.state, state)
-            if idem_key is not None and idempotency is not None:
-                change.extra[idem_key] = (
-                    self._record_value(idempotency, outcome, seal),
-                    self.idempotency_ttl,
-                )
-                if warm is not None:
-                    change.absent = idem_key  # its replay record was not read
-            if self.store.commit(change):
-                if warm is not None:
-                    _WARM_HIT.inc()
-                self._remember_commit(change, read, now)
-                return outcome
-            self.warm.forget(table_id)
-            if warm is not None:
-                _WARM_STALE.inc()
-        raise ApiError(
-            409,
-            "conflict",
-            "Too much contention",
-            "The table changed too often to apply this move; try again.",
-            headers={"Retry-After": "1"},
-        )
-
-    def _remember_commit(self, change: Commit, read: MoveRead, now: float) -> None:
-        """Keep the committed table in `warm`, unless Redis now holds what Python does not.
-
-        A trim moves the table's first kept event to a value only the script reads; a
-        closed table takes no more moves. A table whose deadline is (nearly) due is
-        changed next by a clock, likely another process's: a guess would be wasted work.
-        """
-        record = change.record
-        due_soon = change.deadline is not None and change.deadline - now < WARM_DUE_MARGIN
-        if change.trim is not None or change.close is not None or due_soon:
-            self.warm.forget(record.table_id)
-            return
-        committed = TableRecord(
-            record.table_id,
-            change.state,
-            record.version + 1,
-            change.events[-1]["id"] if change.events else record.seq,
-            record.first_event,
-            record.first_hand,
-            deadline_field(change.deadline),
-            False,
-            change.stamp,
-        )
-        seen = dict(read.players)
-        for name, value in change.token_sets.items():
-            if not name.startswith("player:"):
-                seen[name] = jsonio.loads(value)
-        departed = [name.split(":", 1)[1] for name in change.token_deletes]
-        self.warm.put(committed, seen, departed, change.state_bytes)
-
     @staticmethod
     def _departed_tokens(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         """Token entries of players who are no longer seated: their tokens stop working."""
@@ -1240,3 +590,138 @@ class TableService:
             for seat in before["seats"].values()
             if seat["player_id"] not in present
         ]
+
+    def _change(self, table_id: str, change: Change) -> Outcome:
+        """Read, compute, commit; compute again on a lost race, at most MAX_ATTEMPTS times.
+
+        The first attempt may compute from this process's copy of the table; a refusal
+        is only given from a fresh read, except that the evaluator is unavailable (asking
+        it again would only wait longer).
+        """
+        idempotency = change.idempotency
+        idem_key = idempotency_key(table_id, idempotency.key) if idempotency else None
+        for attempt in range(MAX_ATTEMPTS):
+            read, fresh = self.reader.read(table_id, change.token, idem_key, copy=attempt == 0)
+            try:
+                computed = self._compute(table_id, change, read, idem_key if fresh else None)
+            except EvaluatorUnavailable:
+                raise
+            except ApiError:
+                if fresh:
+                    raise
+                self.reader.forget(table_id)  # the table may have moved on: read it
+                _WARM_REFUSED.inc()
+                continue
+            if isinstance(computed, Outcome):
+                return computed  # a replay
+            record, state, events = computed
+            now = self.clock()
+            if change.skip_empty and not events:
+                if not fresh:
+                    self.reader.forget(table_id)  # nothing to do by the copy: make sure
+                    continue
+                self._keep_scheduled(record, now)
+                return change.respond(state, [])
+            commit, outcome = self._commit_of(change, record, state, events, now)
+            if idem_key is not None and idempotency is not None:
+                commit.extra[idem_key] = (
+                    self.replays.record_value(idempotency, outcome, change.seal),
+                    self.replays.ttl,
+                )
+                if not fresh:
+                    commit.absent = idem_key  # its replay record was not read
+            if self.store.commit(commit):
+                if not fresh:
+                    _WARM_HIT.inc()
+                self.reader.committed(commit, read, now)
+                return outcome
+            self.reader.forget(table_id)
+            if not fresh:
+                _WARM_STALE.inc()
+        raise ApiError(
+            409,
+            "conflict",
+            "Too much contention",
+            "The table changed too often to apply this move; try again.",
+            headers={"Retry-After": "1"},
+        )
+
+    def _compute(
+        self, table_id: str, change: Change, read: MoveRead, remember_key: str | None
+    ) -> Outcome | tuple[TableRecord, dict[str, Any], list[Event]]:
+        """A replay's answer, or the table read and the state and events the change makes.
+
+        A refusal by the rules is kept for replays under `remember_key` (given only when
+        the table was read from Redis).
+        """
+        idempotency = change.idempotency
+        if (
+            idempotency is not None
+            and read.replay is not None
+            and read.replay.get("fingerprint") == idempotency.fingerprint
+        ):
+            # a repeat of a request already answered gets that answer, even when the
+            # request took the caller's seat (and token) away or closed the table
+            replay = self.replays.replay_record(read.replay, idempotency)
+            if replay is not None:
+                return replay
+        record = self.open_table(table_id, read.record)
+        if change.authorize is not None:
+            change.authorize(self.viewer_of(record, change.token, read.player))
+        if idempotency is not None:
+            replay = self.replays.replay_record(read.replay, idempotency)
+            if replay is not None:
+                return replay
+        if change.if_match is not None and not change.if_match.matches(record.version):
+            before = None if change.also_matches is None else change.also_matches(record)
+            if before is None or not change.if_match.matches(before):
+                raise stale_version(f'"{record.version}"')
+        try:
+            state, events = change.move(record.state)
+            state, events = self._settle(state, events)
+        except RuleError as error:
+            failure = from_rule_error(error.code, error.detail, error.field)
+            if remember_key is not None:
+                self.replays.remember(remember_key, idempotency, error_outcome(failure))
+            raise failure from None
+        return record, state, events
+
+    def _commit_of(
+        self,
+        change: Change,
+        record: TableRecord,
+        state: dict[str, Any],
+        events: list[Event],
+        now: float,
+    ) -> tuple[Commit, Outcome]:
+        """Everything the change writes, and its answer."""
+        stored = self._stored_events(record, state, events, now)
+        if not change.holding:
+            state.pop("turn_held_from", None)
+        state["version"] = record.version + 1
+        if change.activity:
+            state["active_at"] = now
+            state.pop("closing", None)
+        if state.get("closing") is not None:
+            state["closing"]["cashed_out"] += [
+                {key: item["data"][key] for key in ("seat", "name", "amount")}
+                for item in stored
+                if item["type"] == "cashed_out"
+            ]
+        outcome = change.respond(state, stored)
+        outcome.headers["ETag"] = f'"{record.version + 1}"'
+        extra, finished = self._history(record, state, stored)
+        commit = Commit(record, state, stored, extra=extra, deadline=self.next_deadline(state, now))
+        if finished is not None:
+            commit.trim = self.retention.trim(record, finished)
+        if state.get("closed_at") is not None:
+            commit.deadline = None
+            commit.close = self.retention.close(record, state, now)
+            commit.extra[closed_key(record.table_id)] = (
+                jsonio.dumps(self.retention.closing_record(state, stored)),
+                self.retention.closed_record_seconds,
+            )
+        if change.token_sets is not None:
+            commit.token_sets = change.token_sets(state, stored)
+        commit.token_deletes = self._departed_tokens(record.state, state)
+        return commit, outcome

@@ -26,7 +26,7 @@ import redis
 
 from gateway.adapters.store import Commit, TableRecord, TableStore, connect
 from gateway.games import guts
-from gateway.service.tables import public_event
+from gateway.service.visibility import public_event
 from tests.integration.processes import (
     DurableRedis,
     EvaluatorProcess,

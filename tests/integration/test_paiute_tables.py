@@ -12,7 +12,7 @@ import pytest
 from cardroom_client import FairnessError, HandHistory, verify_fairness
 from gateway.app import build_service, create_app
 from gateway.games.common import FULL_DECK, Deck
-from gateway.service.tables import shuffled_deck
+from gateway.service.decks import shuffled_deck
 from tests.integration.conftest import Gateway, Player, gateway_settings
 from tests.integration.play import (
     chips,

@@ -28,10 +28,10 @@ from gateway.errors import (
 )
 from gateway.games.common import RuleError
 from gateway.http import schemas
+from gateway.http.etags import entity_tags
 from gateway.http.pipeline import install_pipeline
 from gateway.http.problems import problem_parts
 from gateway.http.schemas import field_path, parse_json_body, validate_body, validator_for
-from gateway.service.tables import entity_tags
 
 JSON = "application/json"
 

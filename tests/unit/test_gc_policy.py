@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from gateway.runtime.gc_policy import DEFAULT_YOUNG_THRESHOLD, PauseLog
-from gateway.settings import Settings
+from gateway.settings import DEFAULT_YOUNG_THRESHOLD, Settings
+from gateway.telemetry import PauseLog
 
 PROBE = """
 import gc, json, sys

@@ -1,6 +1,6 @@
 """Every parser of client input, fuzzed: it returns a valid value or raises its documented error.
 
-Cards and hands (`evaluator.cards`, `gateway.service.tables.canonical_card`), request bodies
+Cards and hands (`evaluator.cards`, `gateway.service.dispatch.canonical_card`), request bodies
 (`gateway.http.schemas.parse_json_body`, for every request schema, from arbitrary bytes, JSON
 and content types) and the gateway's query parameters and headers (`limit`, `after`,
 `wait`, `cursor`, Authorization, Idempotency-Key, If-Match, Last-Event-ID). A parser
@@ -33,9 +33,10 @@ from evaluator.cards import (
     parse_cards,
 )
 from gateway.errors import PROBLEM_CODES, RULE_ERROR_STATUS, ApiError
+from gateway.http.etags import if_match
 from gateway.http.routes import tables as table_routes
 from gateway.http.schemas import parse_json_body, validator_for
-from gateway.service.tables import _etag_matches, canonical_card
+from gateway.service.dispatch import canonical_card
 from gateway.settings import Settings
 
 T = TypeVar("T")
@@ -416,7 +417,7 @@ def test_last_event_id_header(app: Flask, raw: str) -> None:
     version=st.integers(min_value=1, max_value=10**6),
 )
 def test_if_match_header(raw: str, version: int) -> None:
-    matched = attempt(lambda: _etag_matches(raw, version))
+    matched = attempt(lambda: if_match(raw).matches(version))  # type: ignore[union-attr]
     items = [item.strip() for item in raw.split(",") if item.strip()]
     well_formed = raw.strip() == "*" or (
         bool(items)

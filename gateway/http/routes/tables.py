@@ -12,9 +12,12 @@ from werkzeug.routing import IntegerConverter
 
 from gateway import jsonio
 from gateway.errors import ApiError, problem
+from gateway.http.etags import entity_tags, if_match
 from gateway.http.headers import idempotency, seat_token
 from gateway.http.schemas import parse_json_body
-from gateway.service.tables import Idempotency, Outcome, TableService, Viewer, entity_tags
+from gateway.service.idempotency import Idempotency, Outcome
+from gateway.service.tables import TableService
+from gateway.service.visibility import Viewer
 from gateway.settings import Settings
 
 tables_blueprint = Blueprint("tables", __name__)
@@ -152,7 +155,9 @@ def leave(table_id: str, seat: int) -> Response:
     """Leave the table (cashed out once any hand the seat is in is settled)."""
     idempotency = _idempotency()
     return _respond(
-        _service().leave(table_id, seat, _token(), request.headers.get("If-Match"), idempotency)
+        _service().leave(
+            table_id, seat, _token(), if_match(request.headers.get("If-Match")), idempotency
+        )
     )
 
 

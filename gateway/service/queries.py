@@ -1,0 +1,205 @@
+"""What the gateway reads: a table as its viewer may see it, the lobby, events, histories.
+
+Nothing here writes. A viewer is found from a seat token in the same round trip as
+the table it is for; a spectator sees only public events, a seat its own private ones
+too (`gateway.service.visibility`).
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from gateway.adapters.store import TableRecord, TableStore, closed_key
+from gateway.errors import ApiError, invalid_token, problem
+from gateway.games import fairness
+from gateway.service.decks import TABLE_ID
+from gateway.service.dispatch import GAMES
+from gateway.service.visibility import SPECTATOR, Viewer, public_event
+
+
+class TableQueries:
+    """Reads of tables kept in `store`."""
+
+    def __init__(self, store: TableStore) -> None:
+        """Read tables from `store`."""
+        self.store = store
+
+    def record(self, table_id: str) -> TableRecord:
+        """The table, or 404 (410 once it was closed)."""
+        return self.open_table(table_id, self.store.load(table_id))
+
+    def open_table(self, table_id: str, record: TableRecord | None) -> TableRecord:
+        """`record` if the table is open; 410 table_closed or 404 table_not_found if not."""
+        if record is not None and not record.closed:
+            return record
+        closing = self.store.get_json(closed_key(table_id))
+        if record is not None or closing is not None:
+            raise problem(
+                "table_closed",
+                f"Table {table_id!r} was closed after a time without moves; every seat was"
+                " cashed out (see `closing`).",
+                extra={"closing": closing},
+            )
+        raise problem("table_not_found", f"There is no table {table_id!r}.", field="table_id")
+
+    def look(self, table_id: str, token: str | None) -> tuple[Viewer, TableRecord]:
+        """The table and who holds this seat token, in one round trip; 404/410/401."""
+        read = self.store.read(table_id, token, None)
+        record = self.open_table(table_id, read.record)
+        return self.viewer_of(record, token, read.player), record
+
+    def viewer(self, table_id: str, token: str | None, record: TableRecord) -> Viewer:
+        """Who holds this seat token (a spectator without one); 401 for a bad token."""
+        if token is None:
+            return SPECTATOR
+        return self.viewer_of(record, token, self.store.player_for_token(table_id, token))
+
+    @staticmethod
+    def viewer_of(
+        record: TableRecord, token: str | None, found: Mapping[str, Any] | None
+    ) -> Viewer:
+        if token is None:
+            return SPECTATOR
+        if found is None:
+            raise invalid_token()
+        seat = record.state["seats"].get(str(found["seat"]))
+        if seat is None or not hmac.compare_digest(str(seat["player_id"]), str(found["player"])):
+            raise invalid_token()
+        return Viewer(int(found["seat"]), int(found["player"]))
+
+    def present(self, record: TableRecord | dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+        """The table as `viewer` may see it."""
+        state = record.state if isinstance(record, TableRecord) else record
+        module = GAMES[state["game"]]
+        shown: dict[str, Any] = module.view(state, viewer.seat)
+        shown["id"] = state["table_id"]
+        shown["name"] = state.get("name")
+        return shown
+
+    def lobby(self, limit: int, cursor: str | None) -> dict[str, Any]:
+        """A page of tables, newest first."""
+        after: tuple[float, str | None] | None = None
+        if cursor is not None:
+            try:
+                # "<created_at>:<table id>": tables created at the same instant are
+                # ordered by id, so a page boundary between them skips none
+                score, colon, last = cursor.partition(":")
+                after = (float(score), last or None)
+                if not math.isfinite(after[0]) or (colon and not TABLE_ID.fullmatch(last)):
+                    raise ValueError(cursor)
+            except ValueError:
+                raise ApiError(
+                    400,
+                    "invalid_cursor",
+                    "Invalid cursor",
+                    "The cursor is not one this service gave out.",
+                    field="cursor",
+                ) from None
+        rows = self.store.lobby_page(after, limit)
+        records = self.store.load_many([table_id for table_id, _ in rows])
+        tables = []
+        for (table_id, created), record in zip(rows, records, strict=True):
+            if record is None or record.closed:
+                continue
+            state = record.state
+            maximum = state["options"]["max_players"]
+            tables.append(
+                {
+                    "id": table_id,
+                    "name": state.get("name"),
+                    "game": state["game"],
+                    "options": state["options"],
+                    "seats_taken": len(state["seats"]),
+                    "seats_free": maximum - len(state["seats"]),
+                    "max_players": maximum,
+                    "phase": state["phase"],
+                    "created_at": created,
+                }
+            )
+        next_cursor = f"{rows[-1][1]!r}:{rows[-1][0]}" if len(rows) == limit else None
+        return {"tables": tables, "next_cursor": next_cursor}
+
+    def events(
+        self, table_id: str, viewer: Viewer, after: int, wait: float
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Events after the cursor that `viewer` may see, waiting up to `wait` seconds.
+
+        The cursor returned moves past events the viewer may not see, so a long poll
+        never spins on them. Event ids have no gaps, so a first event past the cursor's
+        successor means events after the cursor were trimmed: 410 history_trimmed.
+        """
+        deadline = time.monotonic() + wait
+        cursor = after
+        while True:
+            remaining = deadline - time.monotonic()
+            block = int(remaining * 1000) if remaining > 0.001 else None
+            items = self.store.events_after(table_id, cursor, block)
+            if items:
+                if int(items[0]["id"]) > cursor + 1:
+                    raise self.trimmed_events(table_id, cursor, int(items[0]["id"]))
+                cursor = int(items[-1]["id"])
+            visible = [public_event(item) for item in items if viewer.may_see(item)]
+            if visible or block is None or time.monotonic() >= deadline:
+                return visible, cursor
+
+    def check_cursor(self, table_id: str, after: int, field: str = "after") -> None:
+        """410 history_trimmed if events after `after` (given as `field`) are no longer kept."""
+        first = self.store.first_event_after(table_id, after)
+        if first is not None and first > after + 1:
+            raise self.trimmed_events(table_id, after, first, field)
+
+    @staticmethod
+    def trimmed_events(table_id: str, after: int, first: int, field: str = "after") -> ApiError:
+        return problem(
+            "history_trimmed",
+            f"Events after {after} of table {table_id!r} are no longer kept; the oldest"
+            f" kept event is {first}: resume with after={first - 1}, or read the table.",
+            field=field,
+            extra={"first_event": first, "resume_after": first - 1},
+        )
+
+    def hand_history(self, table_id: str, hand_number: int, viewer: Viewer) -> dict[str, Any]:
+        """One finished deal: its events (as the viewer may see them) and the proof."""
+        history = self.store.hand(table_id, hand_number)
+        if history is None:
+            record = self.store.load(table_id)
+            if record is not None and 1 <= hand_number < record.first_hand:
+                raise problem(
+                    "history_trimmed",
+                    f"The history of deal {hand_number} of table {table_id!r} is no longer"
+                    f" kept; the oldest kept deal is {record.first_hand}.",
+                    field="hand_number",
+                    extra={"first_hand": record.first_hand},
+                )
+            raise problem(
+                "hand_not_found",
+                f"Deal {hand_number} of table {table_id!r} has not finished (or never happened).",
+                field="hand_number",
+            )
+        events = self.store.events_between(
+            table_id, history.pop("first_event"), history.pop("last_event")
+        )
+        visible = [public_event(item) for item in events if viewer.may_see(item)]
+        history["events"] = visible
+        sealed = history.pop("sealed", None)
+        if sealed is None:
+            # a deal finished before proofs were opened card by card: its proof stays as
+            # it was published then (the whole deck), the one its commitment can match
+            return history
+        game = sealed["game"]
+        shown = [{"type": "showdown", "data": history["showdown"] or {}}]
+        seen = fairness.cards_off_the_deck([*visible, *shown], game)
+        if history.get("wild_card"):
+            seen.add(history["wild_card"])
+        history["fairness"] = fairness.proof(
+            sealed["deck"],
+            sealed["salt"],
+            seen,
+            reshuffles=sealed.get("reshuffles", []) if game == "paiute" else None,
+            draws_seen=fairness.stock_draws_seen(visible),
+        )
+        return history

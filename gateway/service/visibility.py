@@ -1,0 +1,31 @@
+"""Who may see what: a seat sees its own private events, a spectator only public ones."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking: a seated player (with their player id) or a spectator."""
+
+    seat: int | None = None
+    player: int | None = None
+
+    def may_see(self, item: Mapping[str, Any]) -> bool:
+        """True if this viewer may see the stored event `item`."""
+        audience = item.get("audience")
+        return audience is None or (self.player is not None and self.player in audience)
+
+
+SPECTATOR = Viewer()
+
+
+def public_event(item: Mapping[str, Any]) -> dict[str, Any]:
+    """An event as clients see it (without its audience list)."""
+    shown = {key: item[key] for key in ("id", "type", "data", "at", "hand_number")}
+    if item.get("audience") is not None:
+        shown["private"] = True
+    return shown
