@@ -9,7 +9,8 @@ PROTO_SRC := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator.proto
 PROTO_OUT := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator_pb2_grpc.py
 
 .PHONY: all install protos run test test-fast lint bench bench-evaluator bench-gateway \
-	loadtest loadtest-evaluator demo browser screenshots clean
+	loadtest loadtest-evaluator demo browser screenshots clean \
+	test-images
 
 all: test
 
@@ -46,6 +47,11 @@ browser:
 
 test: protos browser
 	$(BIN)/python -m pytest -q
+
+# the images built from deploy/ and run by compose under podman, played through the
+# edge; installs podman and what it needs when missing (docs/deploy.md)
+test-images: protos
+	bash deploy/images/test.sh
 
 test-fast: protos
 	$(BIN)/python -m pytest -q tests/unit
