@@ -3,8 +3,8 @@
 It mirrors `gateway.games.guts` so that one adapter drives both games: the same state shape
 (plus Paiute's own deal record), the same seat moves and codes, the same `verify_x` /
 `x` pairs, and the same timer and showdown hooks. The seat bookkeeping (sit, leave,
-rebuy, cash-out, starting and ending games, the pot's flow) is Guts' own, imported from
-`gateway.games.guts`, so that both tables treat their players alike.
+rebuy, cash-out, starting and ending games, the pot's flow) is shared with Guts, in
+`gateway.games.table`, so that both tables treat their players alike.
 
 Phases and transitions
 ----------------------
@@ -57,7 +57,8 @@ wins, the pot carries.
 Options (`validate_options`): ``ante`` (1), ``turn_seconds`` (30, 1..3600),
 ``max_reshuffles`` (2, 0..10), ``deal_pause_seconds`` (3, 0..60), ``min_players`` (2) and
 ``max_players`` (5), both 2..5, ``min_buy_in`` / ``max_buy_in`` (20 and 500 antes) and
-``rebuy`` (true). The options Paiute shares with Guts are checked by Guts' own rules.
+``rebuy`` (true). The options Paiute shares with Guts are checked as Guts checks them
+(`gateway.games.options`).
 
 State keys: those of Guts (``game`` is ``"paiute"``; ``reserve`` is always 0, Paiute
 having no cap) with this ``deal``: number, game_number, dealer, commitment, deck, salt,
@@ -155,9 +156,10 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gateway.games import fairness, guts, table
+from gateway.games import fairness, table
+from gateway.games import options as checks
+from gateway.games.cards import rank_value
 from gateway.games.common import (
-    RANKS,
     Deck,
     Event,
     Ranked,
@@ -167,14 +169,12 @@ from gateway.games.common import (
     event,
     verify_deck,
 )
-from gateway.games.table import BETWEEN_DEALS, State
+from gateway.games.table import BETWEEN_DEALS, SHOWDOWN, State
 
 Change = Callable[[State, list[Event]], object]
 
-WAITING = "waiting"
 PLAYING = "playing"
 LAST_TURNS = "last_turns"
-SHOWDOWN = "showdown"
 
 STOCK = "stock"
 DISCARD = "discard"
@@ -193,14 +193,7 @@ PAIUTE_DEFAULTS: dict[str, Any] = {
     "rebuy": True,
 }
 
-_SHARED_WITH_GUTS = (
-    "ante",
-    "turn_seconds",
-    "deal_pause_seconds",
-    "min_buy_in",
-    "max_buy_in",
-    "rebuy",
-)
+# Paiute's own limits on the number of seats and of reshuffles.
 _OWN_LIMITS: dict[str, tuple[int, int]] = {
     "max_reshuffles": (0, 10),
     "min_players": (2, 5),
@@ -231,20 +224,19 @@ def _limited_int(raw: Mapping[str, Any], name: str) -> int:
 
 def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Return the full Paiute options with defaults filled in, or raise invalid_option."""
-    if not isinstance(raw, Mapping):
-        raise RuleError("invalid_option", "Table options must be an object.")
-    unknown = [str(name) for name in raw if name not in PAIUTE_DEFAULTS]
-    if unknown:
-        known = ", ".join(PAIUTE_DEFAULTS)
-        detail = f"Unknown table option {unknown[0]!r}; the options are {known}."
-        raise RuleError("invalid_option", detail, unknown[0])
-    checked = guts.validate_options({name: raw[name] for name in _SHARED_WITH_GUTS if name in raw})
-    own = {name: _limited_int(raw, name) for name in _OWN_LIMITS}
-    if own["max_players"] < own["min_players"]:
+    raw = checks.verify_known(raw, PAIUTE_DEFAULTS)
+    ante = checks.ante(raw, PAIUTE_DEFAULTS)
+    checked: dict[str, Any] = {"ante": ante}
+    checked["rebuy"] = checks.true_or_false(raw, PAIUTE_DEFAULTS, "rebuy")
+    checked["turn_seconds"] = checks.turn_seconds(raw, PAIUTE_DEFAULTS)
+    checked["deal_pause_seconds"] = checks.deal_pause_seconds(raw, PAIUTE_DEFAULTS)
+    checked["min_buy_in"], checked["max_buy_in"] = checks.buy_in_limits(raw, ante)
+    checked.update({name: _limited_int(raw, name) for name in _OWN_LIMITS})
+    if checked["max_players"] < checked["min_players"]:
         raise RuleError(
             "invalid_option", "Option 'max_players' must be at least 'min_players'.", "max_players"
         )
-    return {name: own[name] if name in own else checked[name] for name in PAIUTE_DEFAULTS}
+    return {name: checked[name] for name in PAIUTE_DEFAULTS}
 
 
 # --------------------------------------------------------------------------- table
@@ -252,23 +244,16 @@ def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def new_table(options: Mapping[str, Any], table_id: str, now: float) -> State:
     """Return the initial state of an empty Paiute table in phase waiting."""
-    checked = validate_options(options)
-    # Guts' table with Paiute's options; Guts' ante bookkeeping has no use here.
-    state = guts.new_table({}, table_id, now)
-    del state["next_ante"]
-    state["game"] = "paiute"
-    state["options"] = checked
-    return state
+    return table.new_table("paiute", validate_options(options), table_id, now)
 
 
 def chips_on_table(state: State) -> int:
     """Return the sum of all stacks and the pot."""
-    return guts.chips_on_table(state)
+    return table.chips_on_table(state)
 
 
-def next_deadline(state: State) -> float | None:
-    """Return the time at which `on_deadline` has work to do, or None."""
-    return guts.next_deadline(state)
+next_deadline = table.next_deadline
+finished_deal = table.finished_deal
 
 
 def wild_rank(state: State) -> int | None:
@@ -282,25 +267,14 @@ def wild_rank(state: State) -> int | None:
 
 def ranking_request(state: State) -> dict[str, list[str]] | None:
     """Return the laid-down hands to rank, keyed by str(seat), while in showdown."""
-    return guts.ranking_request(state)
-
-
-def finished_deal(state: State) -> dict[str, Any] | None:
-    """Return the record of the last deal, deck and salt included, once it has ended."""
-    return guts.finished_deal(state)
+    return table.ranking_request(state)
 
 
 # --------------------------------------------------------------------------- seats
 
 
-def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
-    """Raise RuleError unless a new player may sit down with this name and buy-in."""
-    guts.verify_sit(state, name, buy_in, now)
-
-
-def sit(state: State, name: str, buy_in: int, now: float) -> Transition:
-    """Seat a new player in the lowest free seat; they join at the start of the next game."""
-    return guts.sit(state, name, buy_in, now)
+verify_sit = table.verify_sit
+sit = table.sit
 
 
 def _in_current_hand(state: State, seat: int) -> bool:
@@ -308,23 +282,19 @@ def _in_current_hand(state: State, seat: int) -> bool:
     return state["phase"] in (PLAYING, LAST_TURNS, SHOWDOWN) and seat in deal["players"]
 
 
-def verify_leave(state: State, seat: int, now: float) -> None:
-    """Raise RuleError unless this seat may ask to leave."""
-    guts.verify_leave(state, seat, now)
+verify_leave = table.verify_leave
 
 
 def leave(state: State, seat: int, now: float) -> Transition:
     """Cash a seat out now, or mark it to leave when the deal it plays in ends."""
     verify_leave(state, seat, now)
     if not _in_current_hand(state, seat):
-        return guts.leave(state, seat, now)
+        return table.leave(state, seat, now, in_hand=False)
     return _changed(state, lambda new, events: _mark_leaving(new, seat, now, events))
 
 
 def _mark_leaving(state: State, seat: int, now: float, events: list[Event]) -> None:
-    record = state["seats"][str(seat)]
-    record["leaving"] = True
-    events.append(event("leaving", {"seat": seat, "name": record["name"]}))
+    table.mark_leaving(state, seat, events)
     if state["phase"] == SHOWDOWN:
         return
     if state["deal"]["turn"] == seat:
@@ -337,27 +307,21 @@ def _mark_leaving(state: State, seat: int, now: float, events: list[Event]) -> N
 
 def verify_rebuy(state: State, seat: int, amount: int, now: float) -> None:
     """Raise RuleError unless this seat may buy more chips now."""
-    guts.verify_rebuy(state, seat, amount, now)
+    table.verify_rebuy(state, seat, amount, in_hand=False)
     if _in_current_hand(state, seat):
-        raise RuleError(
-            "game_in_progress",
-            f"Seat {seat} is in the current deal; rebuy once it has been settled.",
-            "seat",
-        )
+        raise table.refuse_rebuy_in_hand(seat)
 
 
 def rebuy(state: State, seat: int, amount: int, now: float) -> Transition:
     """Add chips to a seat's stack."""
     verify_rebuy(state, seat, amount, now)
-    return guts.rebuy(state, seat, amount, now)
+    return table.buy_chips(state, seat, amount)
 
 
 # --------------------------------------------------------------------------- deals
 
 
-def verify_start(state: State, seat: int, now: float, deck: Deck) -> None:
-    """Raise RuleError unless this seat may start the waiting table."""
-    guts.verify_start(state, seat, now, deck)
+verify_start = table.verify_start
 
 
 def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
@@ -367,24 +331,8 @@ def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
 
 
 def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
-    minimum = table.option(state, "min_players")
-    running = state["game_in_progress"]
-    if running and len(table.seat_numbers(state, "playing", funded=True)) < minimum:
-        table.abandon_short_game(state, events)
-    if not state["game_in_progress"]:
-        funded = table.seat_numbers(state, funded=True)
-        if len(funded) < minimum:
-            for record in state["seats"].values():
-                record["status"] = WAITING
-            table.set_phase(state, WAITING, None, events)
-            return
-        state["game_number"] += 1
-        state["game_in_progress"] = True
-        for seat in funded:
-            state["seats"][str(seat)]["status"] = "playing"
-        data = {"game_number": state["game_number"], "players": funded}
-        events.append(event("game_started", data))
-    _deal(state, now, deck, events)
+    if table.open_deal(state, events) is not None:
+        _deal(state, now, deck, events)
 
 
 def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
@@ -409,7 +357,7 @@ def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
         # Card i of the deck goes to the i-th seat of the dealing order, round after round.
         "hands": {str(s): cards[i : dealt : len(order)] for i, s in enumerate(order)},
         "wild_card": cards[dealt],
-        "wild_rank": RANKS.index(cards[dealt][0]) + 2,
+        "wild_rank": rank_value(cards[dealt]),
         "discard_pile": [cards[dealt + 1]],
         "stock": cards[dealt + 2 :],
         "reshuffles": 0,
@@ -523,7 +471,7 @@ def forms_six_card_combination(cards: Sequence[str], wild_rank: int) -> bool:
         return False
     counts: dict[str, int] = {}
     for card in cards:
-        if RANKS.index(card[0]) + 2 != wild_rank:
+        if rank_value(card) != wild_rank:
             counts[card[0]] = counts.get(card[0], 0) + 1
     natural = sorted(counts.values(), reverse=True)
     # the largest natural groups take the largest groups; wild cards fill the rest
@@ -840,9 +788,7 @@ def _time_out(state: State, now: float, events: list[Event]) -> None:
 # --------------------------------------------------------------------------- settling
 
 
-def verify_settle(state: State, ranks: Mapping[str, Ranked], now: float) -> None:
-    """Raise RuleError unless a showdown is pending and `ranks` covers every laid-down hand."""
-    guts.verify_settle(state, ranks, now)
+verify_settle = table.verify_settle
 
 
 def settle(state: State, ranks: Mapping[str, Ranked], now: float) -> Transition:
@@ -937,20 +883,16 @@ def _pending(state: State) -> dict[str, Any] | None:
 
 def view(state: State, seat: int | None = None) -> dict[str, Any]:
     """Return the table as `seat` (None for a spectator) may see it."""
-    # The table around the deal is shown as Guts shows it; only the deal differs.
-    result = guts.view({**state, "deal": None}, seat)
-    result["game"] = "paiute"
+    result, seated = table.view(state, seat)
     result["pending"] = _pending(state)
     deal = state["deal"]
     if deal is None:
-        if result["you"] is not None:
+        if seated:
             result["you"] = {"seat": seat, "cards": None, "drawn": None}
         return result
     result["deal"] = _public_deal(state)
-    for key, shown in result["seats"].items():
-        shown["in_hand"] = not deal["ended"] and table.is_current_player(state, int(key))
-    if result["you"] is not None:
-        mine = seat is not None and table.is_current_player(state, seat)
+    if seated and seat is not None:
+        mine = table.is_current_player(state, seat)
         my_draw = mine and not deal["ended"] and deal["turn"] == seat
         result["you"] = {
             "seat": seat,
