@@ -157,6 +157,21 @@ from gateway.games.common import (
     event,
     verify_deck,
 )
+from gateway.games.game import (
+    Call,
+    Declare,
+    HandRules,
+    Move,
+    Moved,
+    Rebuy,
+    Rules,
+    Start,
+    TableGame,
+    TableState,
+    as_moved,
+    plain,
+    unsupported,
+)
 from gateway.games.options import MAX_CHIPS
 from gateway.games.table import BETWEEN_DEALS, SHOWDOWN, State
 
@@ -735,3 +750,55 @@ def view(state: State, seat: int | None = None) -> dict[str, Any]:
             "declaration": deal["declarations"].get(str(seat)) if mine else None,
         }
     return result
+
+
+# --------------------------------------------------------------------------- the game
+
+
+class GutsGame(TableGame):
+    """Guts as a `Game`: the functions above, over typed states and records."""
+
+    name = "guts"
+    moves = frozenset({Start.name, Declare.name, Rebuy.name})
+
+    def verify_own(self, state: TableState, seat: int, move: Move, now: float) -> None:
+        """Raise RuleError unless `seat` may make this deal's `move` now."""
+        match move:
+            case Declare(choice=choice):
+                verify_declare(plain(state), seat, choice, now)
+            case _:
+                raise unsupported(self.name, move)
+
+    def act_own(self, state: TableState, seat: int, move: Move, now: float) -> Moved:
+        """Apply this deal's `move` by `seat` (verified first)."""
+        match move:
+            case Declare(choice=choice):
+                return as_moved(declare(plain(state), seat, choice, now))
+            case _:
+                raise unsupported(self.name, move)
+
+    def hold_turn(
+        self, state: TableState, seat: int, call: Call, now: float, seconds: float
+    ) -> Moved:
+        """Guts has no call to hold a turn open for."""
+        raise unsupported(self.name, call)
+
+    def hand_rules(self, state: TableState) -> HandRules:
+        """Two- or three-card Guts hands, as the table deals them."""
+        return HandRules(f"guts{state['options']['cards']}")
+
+
+GAME = GutsGame(
+    Rules(
+        validate_options,
+        new_table,
+        leave,
+        on_deadline,
+        settle,
+        view,
+        verify_start,
+        start,
+        verify_rebuy,
+        rebuy,
+    )
+)

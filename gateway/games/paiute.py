@@ -169,6 +169,22 @@ from gateway.games.common import (
     event,
     verify_deck,
 )
+from gateway.games.game import (
+    Call,
+    Discard,
+    Draw,
+    HandRules,
+    Move,
+    Moved,
+    Rebuy,
+    Rules,
+    Start,
+    TableGame,
+    TableState,
+    as_moved,
+    plain,
+    unsupported,
+)
 from gateway.games.table import BETWEEN_DEALS, SHOWDOWN, State
 
 Change = Callable[[State, list[Event]], object]
@@ -900,3 +916,68 @@ def view(state: State, seat: int | None = None) -> dict[str, Any]:
             "drawn": copy_state(deal["drawn"]) if my_draw else None,
         }
     return result
+
+
+# --------------------------------------------------------------------------- the game
+
+
+class PaiuteGame(TableGame):
+    """Paiute as a `Game`: the functions above, over typed states and records."""
+
+    name = "paiute"
+    moves = frozenset({Start.name, Rebuy.name, Draw.name, Discard.name, Call.name})
+
+    def verify_own(self, state: TableState, seat: int, move: Move, now: float) -> None:
+        """Raise RuleError unless `seat` may make this deal's `move` now (a call unranked:
+        all but its rank)."""
+        match move:
+            case Draw(source=source):
+                verify_draw(plain(state), seat, source, now)
+            case Discard(card=card):
+                verify_discard(plain(state), seat, card, now)
+            case Call(cards=cards, discard=spare, ranked=ranked):
+                verify_call(plain(state), seat, cards, spare, ranked, now)
+            case _:
+                raise unsupported(self.name, move)
+
+    def act_own(self, state: TableState, seat: int, move: Move, now: float) -> Moved:
+        """Apply this deal's `move` by `seat` (verified first); a call needs its rank."""
+        match move:
+            case Draw(source=source):
+                return as_moved(draw(plain(state), seat, source, now))
+            case Discard(card=card):
+                return as_moved(discard(plain(state), seat, card, now))
+            case Call(cards=cards, discard=spare, ranked=ranked):
+                if ranked is None:
+                    raise RuleError(
+                        "invalid_ranking", "A call needs the evaluator's rank of the cards."
+                    )
+                return as_moved(call(plain(state), seat, cards, spare, ranked, now))
+            case _:
+                raise unsupported(self.name, move)
+
+    def hold_turn(
+        self, state: TableState, seat: int, call: Call, now: float, seconds: float
+    ) -> Moved:
+        """Keep the seat's turn open `seconds` more: its call could not be ranked."""
+        return as_moved(hold_turn(plain(state), seat, call.cards, call.discard, now, seconds))
+
+    def hand_rules(self, state: TableState) -> HandRules:
+        """Paiute hands, with the deal's wild rank."""
+        return HandRules("paiute", wild_rank(plain(state)))
+
+
+GAME = PaiuteGame(
+    Rules(
+        validate_options,
+        new_table,
+        leave,
+        on_deadline,
+        settle,
+        view,
+        verify_start,
+        start,
+        verify_rebuy,
+        rebuy,
+    )
+)
