@@ -34,9 +34,19 @@ Every illegal move raises `RuleError` with a stable machine `code`, a full-sente
 - ``invalid_deck``: a deck is not 52 distinct cards with a hexadecimal salt, or a deal
   had to start and no deck was given.
 - ``invalid_card``: a card's text names no card (`gateway.games.cards.canonical_card`).
-- Paiute's turn codes (``already_drawn``, ``empty_discard_pile``, ``must_draw_first``,
-  ``card_not_held``, ``cannot_discard_drawn``, ``invalid_combination``,
-  ``cards_not_held``, ``no_combination``) are described in `gateway.games.paiute`.
+- Paiute's turns: ``already_drawn`` (the seat has drawn this turn already),
+  ``empty_discard_pile`` (a draw from the discard pile while it is empty),
+  ``must_draw_first`` (a discard or call before drawing), ``card_not_held`` (the card to
+  discard is not in the hand), ``cannot_discard_drawn`` (discarding, also as a call's
+  sixth card, the card just taken from the discard pile), ``invalid_combination``
+  (``cards`` is not 5 or 6 distinct card texts, five shown cards come without a
+  discard or six with one, the discard is among them, or six are shown that form no
+  six-card combination), ``cards_not_held`` (the shown cards and the discard are not
+  exactly the six cards held), ``no_combination`` (the ranked strength is 0); Paiute's
+  ``invalid_choice`` is a ``source`` other than ``"stock"`` or ``"discard"``, and its
+  ``too_late`` a turn whose deadline has passed (the timer plays it).
+- ``unsupported_action``: a move the table's game has not (`gateway.games.game`).
+- ``unsupported_game``: a state of no known game (`gateway.games.registry`).
 - ``insufficient_chips``: reserved for the adapter (a user's bankroll cannot cover a
   buy-in or rebuy); the pure state machines never raise it, because a seat without
   chips is simply not dealt in.

@@ -38,20 +38,21 @@ class TableState(TypedDict):
 
     game: str
     table_id: str
-    version: int
+    version: int  # bumped by the store at each commit
     created_at: float
     options: dict[str, Any]
     phase: str
     deadline: float | None
-    hand_number: int
+    hand_number: int  # deals so far
     game_number: int
     game_in_progress: bool
     pot: int
-    reserve: int
+    reserve: int  # Guts' capped overflow (always 0 in Paiute)
     dealer: int | None
-    seats: dict[str, SeatRecord]
+    seats: dict[str, SeatRecord]  # by str(seat number)
     next_ante: NotRequired[str]  # Guts only: who antes at the next deal
     next_player_id: int
+    # every buy-in and every cash-out: chips on the table are always their difference
     chips_bought: int
     chips_cashed: int
     deal: dict[str, Any] | None  # the current or last deal; each game has its own

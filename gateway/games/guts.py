@@ -1,143 +1,16 @@
 """The Guts table as a pure state machine: (state, move) -> (new state, events).
 
-The state is a plain JSON-safe dict; every move deep-copies it and never mutates its
-input. Each move `x(state, ...)` has a `verify_x(state, ...)` with the same arguments
-that raises `RuleError` (see `gateway.games.common` for the codes) and changes nothing;
-`x` calls it first. Time and shuffled decks come in as arguments.
+Each move `x(state, ...)` copies the JSON-safe state and never mutates its input; its
+`verify_x(state, ...)` takes the same arguments, raises `RuleError` (the codes: see
+`gateway.games.common`) and changes nothing. Time and shuffled decks come in as
+arguments. A showdown waits in phase ``showdown`` until the adapter has the hands that
+`ranking_request` names ranked and calls `settle`; with no deadline, the adapter retries
+while the evaluator is down. The deck and salt reach no event and no view (only `view`
+may be shown to users): `finished_deal` hands them to the hand history once the deal is
+over. The seat moves are those both games share (`gateway.games.table`).
 
-Phases and transitions
-----------------------
-- ``waiting``: no game in progress and the pot is empty; seats wait for ``start``.
-  ``start`` (by any seated player, with at least ``min_players`` seats holding chips)
-  starts a game and its first deal -> ``declaring``.
-- ``declaring``: cards are dealt, players declare in or out before ``deadline``.
-  The last declaration, or the deadline (late is out), reveals the choices and then:
-  nobody in without wimp, or exactly one in without ghost -> the deal ends at once
-  (``between_deals``); otherwise -> ``showdown``.
-- ``showdown``: the deal waits for the adapter to rank the hands that
-  `ranking_request` names and to call `settle` -> ``between_deals``. No deadline: if the
-  evaluator is down the state stays here and the adapter retries. ``sit`` and ``leave``
-  still work (they queue); every other move fails with ``showdown_pending``.
-- ``between_deals``: the pause of ``deal_pause_seconds``; `on_deadline` (given a fresh
-  deck) starts the next deal -> ``declaring``, or -> ``waiting`` when fewer than
-  ``min_players`` seats with chips remain.
-
-Seats and games
----------------
-Seats are numbered 1..``max_players``; ``sit`` takes the lowest free one. "Left" of a
-seat is the next higher occupied seat number, wrapping to the lowest. A seat's status
-is ``waiting`` (joins at the start of the next game) or ``playing`` (in the current
-game). A game starts at a deal whose pot is empty and ends when a win empties the pot.
-
-Options (`validate_options`) are those of RULES.md with its defaults, plus ``rebuy``
-(true), ``deal_pause_seconds`` (3; 0 to 60, may be fractional), ``min_players`` (2) and
-``max_players`` (10), both 2..10, and ``min_buy_in`` / ``max_buy_in`` (20 and 500 antes;
-a limit left out follows one that is given, so ``{"min_buy_in": 1000}`` gets a maximum
-of 1000). ``ante`` is at most 1,000,000 and chip limits at most 1,000,000,000.
-
-State keys: ``game``, ``table_id``, ``version`` (bumped by the adapter), ``created_at``,
-``options``, ``phase``, ``deadline``, ``hand_number`` (deals so far), ``game_number``,
-``game_in_progress``, ``pot``, ``reserve``, ``dealer``, ``seats`` (str(seat) -> name,
-stack, status, leaving, skip_ante, player_id, bought_in, sat_at), ``next_ante``,
-``next_player_id``, ``chips_bought`` / ``chips_cashed`` (all buy-ins and cash-outs, so
-that `chips_on_table` always equals their difference) and ``deal``: the current or last
-deal (number, dealer, commitment, deck, salt, players, hands, declarations, timeouts,
-ranks, shown, flow of every chip movement, outcome). Only `view` may be shown to users.
-
-Events (``data`` fields; all public unless marked private)
-------------------------------------------------------------
-- ``seated`` {seat, name, stack, status} -- the stack is the buy-in.
-- ``rebought`` {seat, amount, stack}.
-- ``leaving`` {seat, name} -- a seat in the hand asked to leave; it goes when the deal ends.
-- ``cashed_out`` {seat, name, amount} then ``left`` {seat, name, reason} with reason
-  ``left`` or ``out_of_chips``.
-- ``game_started`` {game_number, players}; ``game_ended`` {game_number, reason} with
-  reason ``won`` (a win emptied the pot), ``abandoned`` (everyone in the game left) or
-  ``not_enough_players``.
-- ``deal_started`` {hand_number, game_number, dealer, commitment, players, cards, ghost}
-  -- players in dealing order, from the dealer's left to the dealer.
-- ``reserve_opened`` {amount, pot, reserve}.
-- ``ante`` {seat, owed, amount, to_pot, to_reserve, stack}; ``ante_skipped`` {seat}.
-- ``cards_dealt`` {seat, cards} private to that seat; ``dealt`` {players, cards, ghost}.
-- ``phase`` {phase, deadline}; ``turn`` {seat, deadline} (sequential declaring).
-- ``declared`` {seat} in simultaneous mode, {seat, choice} in sequential mode;
-  ``your_declaration`` {seat, choice} private to that seat (simultaneous mode).
-- ``timeout`` {seat, result: "out"}.
-- ``declarations_revealed`` {choices: {seat: "in" | "out"}}.
-- ``showdown`` {reason, hands: {seat | "ghost": {cards, strength, category,
-  description}}} with reason ``showdown`` or ``wimp``.
-- ``pot_won`` {seat, amount, pot}; ``pot_split`` {shares: [{seat, amount}], reason, pot}
-  with reason ``tie`` or ``abandoned``; ``pot_carried`` {pot, reason} with reason
-  ``nobody_in`` or ``ghost``.
-- ``paid`` {seat, owed, amount, to_pot, to_reserve, stack} (a loser's payment);
-  ``wimp_paid`` {seat, owed, amount, to_pot, to_reserve, stack}.
-- ``deal_ended`` {hand_number, outcome, pot, reserve} with outcome ``nobody_in``,
-  ``uncontested``, ``won``, ``split``, ``ghost`` or ``wimp``.
-Every chip movement is in one of ``seated``, ``rebought``, ``cashed_out``,
-``reserve_opened``, ``ante``, ``pot_won``, ``pot_split``, ``paid``, ``wimp_paid``.
-The deck and salt never appear in events or views: `finished_deal` hands them to the
-hand history once the deal is over, whose fairness proof opens to each reader only the
-cards it saw (`gateway.games.fairness`).
-
-Decisions where RULES.md is silent
-----------------------------------
-- Who is dealt in: every ``playing`` seat whose stack is above zero when the deal
-  starts. A seat that cannot pay an ante in full pays what it has and still plays the
-  deal (rule 7). A seat at zero chips is not dealt in; with ``rebuy`` it may rebuy
-  (then it plays from the next deal of the same game), and when the game ends every
-  seat still at zero is removed (``left`` with reason ``out_of_chips``).
-- The first dealer is the lowest-numbered seat dealt in; then each deal the dealer is
-  the next seat left of the previous dealer among the seats dealt in.
-- Dealing: one card at a time from the top of the deck, starting left of the dealer
-  and ending with the dealer; the ghost hand, when in play, gets its card after the
-  dealer in each round.
-- Antes: at the first deal of a game every seat dealt in antes, unless the reserve
-  opens the pot. Later in a game, with ``ante_mode: empty_pot`` nobody antes except
-  after a deal where nobody was in and ``all_out_ante`` is true (then everyone dealt
-  in antes at the next deal). With ``every_deal`` everyone dealt in antes each deal,
-  except a seat that paid a positive amount as a loser in the previous deal, which
-  skips that one ante (the skip is not kept for later if the seat sits a deal out);
-  ``all_out_ante`` adds no second ante in this mode.
-- Wimp: when nobody is in, every dealt hand is ranked and all of them are shown (the
-  ``showdown`` event with reason ``wimp`` and the view's ``shown`` hold every dealt
-  hand). The best hand pays ``ante`` times the number of other seats dealt in (one
-  ante on behalf of each other player), into the pot, and nobody antes at the next
-  deal (in either ante mode). If several tie for best, the first of them from the
-  dealer's left pays. Wimp overrides ``all_out_ante``.
-- Ghost: its hand is ranked and shown only when at least one player is in; a lone
-  in-player who ties the ghost neither wins nor pays, and the pot carries.
-- Cap ``per_deal``: nobody wins more than the cap from the pot in one deal (each winner's
-  share; the odd chip is given before capping), nor pays more than the cap into it: a
-  loser's or the wimp's payment is at most the cap less what the seat anted in that
-  deal. The cap may not be below the ante. Cap ``reserve``: the pot never holds more
-  than the cap; whatever any payment (ante, loss, wimp) would put above it goes to the
-  reserve. At the first deal of a game, if the reserve holds at least what the antes
-  would bring (each seat's ante, or its whole stack if smaller), min(reserve, cap)
-  opens the pot and nobody antes. The reserve belongs to the table and stays when
-  players leave.
-- A loser owes the pot as it stood before the winner took it (after the antes of this
-  deal); when the ghost is best, the pot as it stands. A payment is the smaller of what
-  is owed and the payer's stack.
-- Leaving: a seat dealt into the current deal (declaring or showdown) leaves when the
-  deal ends, even if it declared out -- leaving early would give its secret declaration
-  away, and the wimp rule may still need its hand; any other seat leaves at once. A
-  seat that leaves forfeits its claim on the pot, except that when every seat of a
-  running game is gone or going, the game is abandoned and the pot is shared out
-  equally among them (odd chips from the dealer's left) before they cash out.
-- Too few players: when a deal should start and fewer than ``min_players`` seats of a
-  running game hold chips, the game is abandoned: the pot is shared out equally among
-  its ``playing`` seats that still hold chips (all of them if none does; ``pot_split``
-  reason ``abandoned``), and the seats without chips leave (``out_of_chips``). Then, if
-  at least ``min_players`` seats (waiting ones included) hold chips a new game starts;
-  otherwise the table goes back to ``waiting`` and needs ``start`` again.
-- Rebuy: allowed while ``rebuy`` is true, for a seat that is not leaving and not dealt
-  into the current deal; the amount must be a positive whole number and the stack it
-  gives must lie within ``min_buy_in`` .. ``max_buy_in``.
-- Names are 1 to 32 characters after trimming and unique at the table, ignoring case.
-- A declaration at or after the deadline is refused (``too_late``); the deadline's own
-  processing counts the seat out.
-- In sequential mode each seat's deadline is ``turn_seconds`` after the previous seat
-  declared (or timed out), so a late timer never shortens the next player's turn.
+The rules as played, every option and every reading where the rules are silent:
+docs/rules.md; the events and their fields: docs/api.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ and end of a deal or a game, and the view around the deal.
 Pure functions over a table's state (a JSON-ready dict): Guts (`gateway.games.guts`) and
 Paiute (`gateway.games.paiute`) deal and play differently, but seat players (sit, leave,
 rebuy), start games, move chips between stacks and the pot, record each deal's chip flow,
-end deals and games and show the table the same way, with these.
+end deals and games and show the table the same way, with these. The rules as played:
+docs/rules.md.
 """
 
 from __future__ import annotations
