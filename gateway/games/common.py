@@ -33,9 +33,20 @@ Every illegal move raises `RuleError` with a stable machine `code`, a full-sente
   something other than a `Ranked`.
 - ``invalid_deck``: a deck is not 52 distinct cards with a hexadecimal salt, or a deal
   had to start and no deck was given.
-- Paiute's turn codes (``already_drawn``, ``empty_discard_pile``, ``must_draw_first``,
-  ``card_not_held``, ``cannot_discard_drawn``, ``invalid_combination``,
-  ``cards_not_held``, ``no_combination``) are described in `gateway.games.paiute`.
+- ``invalid_card``: a card's text names no card (`gateway.games.cards.canonical_card`).
+- Paiute's turns: ``already_drawn`` (the seat has drawn this turn already),
+  ``empty_discard_pile`` (a draw from the discard pile while it is empty),
+  ``must_draw_first`` (a discard or call before drawing), ``card_not_held`` (the card to
+  discard is not in the hand), ``cannot_discard_drawn`` (discarding, also as a call's
+  sixth card, the card just taken from the discard pile), ``invalid_combination``
+  (``cards`` is not 5 or 6 distinct card texts, five shown cards come without a
+  discard or six with one, the discard is among them, or six are shown that form no
+  six-card combination), ``cards_not_held`` (the shown cards and the discard are not
+  exactly the six cards held), ``no_combination`` (the ranked strength is 0); Paiute's
+  ``invalid_choice`` is a ``source`` other than ``"stock"`` or ``"discard"``, and its
+  ``too_late`` a turn whose deadline has passed (the timer plays it).
+- ``unsupported_action``: a move the table's game has not (`gateway.games.game`).
+- ``unsupported_game``: a state of no known game (`gateway.games.registry`).
 - ``insufficient_chips``: reserved for the adapter (a user's bankroll cannot cover a
   buy-in or rebuy); the pure state machines never raise it, because a seat without
   chips is simply not dealt in.
@@ -47,8 +58,6 @@ import copy
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
-
-import orjson
 
 T = TypeVar("T")
 
@@ -106,33 +115,42 @@ def verify_deck(deck: object) -> Deck:
     return deck
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+# The values a state holds that are copied by reference: none of them can change.
+_ATOMS = frozenset({str, int, bool, float, type(None)})
+_all_atoms = _ATOMS.issuperset
+_join = "".join
 
 
 def copy_state(value: T) -> T:
     """Return a deep copy of a JSON-shaped value, several times faster than copy.deepcopy.
 
-    Every move copies the state it changes, so this is on the hot path of each request.
-    The copy goes through orjson's encoder and decoder (15 µs for a five-seat table's
-    state, against 38 µs walking the tree in Python), so it equals what the store gives
-    back for the state it is sent. JSON-shaped means what JSON holds: a tuple comes back
-    as a list and a float that is not finite as None, as from the store; the values
-    orjson refuses (an integer beyond 64 bits, a key that is not a string) are copied by
-    walking the tree instead.
+    Every move copies the state it changes, so this is on the hot path of each request
+    (about 25 µs for a five-seat table's state). Containers whose items are all plain
+    values are copied in one C call each (a list of card texts is recognised by joining
+    it); the others item by item. JSON-shaped means what JSON holds: a tuple comes back
+    as a list, as from the store; any other value is copied with copy.deepcopy.
     """
-    try:
-        return cast(T, orjson.loads(orjson.dumps(value)))
-    except orjson.JSONEncodeError:
-        return cast(T, _copy_tree(value))
+    return cast(T, _copy(value))
 
 
-def _copy_tree(value: Any) -> Any:
+def _copy(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
-        return {key: _copy_tree(item) for key, item in value.items()}
+        if _all_atoms(map(type, value.values())):
+            return value.copy()
+        return {key: item if type(item) in _ATOMS else _copy(item) for key, item in value.items()}
     if kind is list:
-        return [_copy_tree(item) for item in value]
-    if kind in _SCALARS:
+        if value and type(value[0]) is str:
+            try:
+                _join(value)
+            except TypeError:
+                pass  # not only text: copied item by item below
+            else:
+                return value.copy()
+        return [item if type(item) in _ATOMS else _copy(item) for item in value]
+    if kind is tuple:
+        return [item if type(item) in _ATOMS else _copy(item) for item in value]
+    if kind in _ATOMS:
         return value
     return copy.deepcopy(value)
 

@@ -1,152 +1,25 @@
 """The Guts table as a pure state machine: (state, move) -> (new state, events).
 
-The state is a plain JSON-safe dict; every move deep-copies it and never mutates its
-input. Each move `x(state, ...)` has a `verify_x(state, ...)` with the same arguments
-that raises `RuleError` (see `gateway.games.common` for the codes) and changes nothing;
-`x` calls it first. Time and shuffled decks come in as arguments.
+Each move `x(state, ...)` copies the JSON-safe state and never mutates its input; its
+`verify_x(state, ...)` takes the same arguments, raises `RuleError` (the codes: see
+`gateway.games.common`) and changes nothing. Time and shuffled decks come in as
+arguments. A showdown waits in phase ``showdown`` until the adapter has the hands that
+`ranking_request` names ranked and calls `settle`; with no deadline, the adapter retries
+while the evaluator is down. The deck and salt reach no event and no view (only `view`
+may be shown to users): `finished_deal` hands them to the hand history once the deal is
+over. The seat moves are those both games share (`gateway.games.table`).
 
-Phases and transitions
-----------------------
-- ``waiting``: no game in progress and the pot is empty; seats wait for ``start``.
-  ``start`` (by any seated player, with at least ``min_players`` seats holding chips)
-  starts a game and its first deal -> ``declaring``.
-- ``declaring``: cards are dealt, players declare in or out before ``deadline``.
-  The last declaration, or the deadline (late is out), reveals the choices and then:
-  nobody in without wimp, or exactly one in without ghost -> the deal ends at once
-  (``between_deals``); otherwise -> ``showdown``.
-- ``showdown``: the deal waits for the adapter to rank the hands that
-  `ranking_request` names and to call `settle` -> ``between_deals``. No deadline: if the
-  evaluator is down the state stays here and the adapter retries. ``sit`` and ``leave``
-  still work (they queue); every other move fails with ``showdown_pending``.
-- ``between_deals``: the pause of ``deal_pause_seconds``; `on_deadline` (given a fresh
-  deck) starts the next deal -> ``declaring``, or -> ``waiting`` when fewer than
-  ``min_players`` seats with chips remain.
-
-Seats and games
----------------
-Seats are numbered 1..``max_players``; ``sit`` takes the lowest free one. "Left" of a
-seat is the next higher occupied seat number, wrapping to the lowest. A seat's status
-is ``waiting`` (joins at the start of the next game) or ``playing`` (in the current
-game). A game starts at a deal whose pot is empty and ends when a win empties the pot.
-
-Options (`validate_options`) are those of RULES.md with its defaults, plus ``rebuy``
-(true), ``deal_pause_seconds`` (3; 0 to 60, may be fractional), ``min_players`` (2) and
-``max_players`` (10), both 2..10, and ``min_buy_in`` / ``max_buy_in`` (20 and 500 antes;
-a limit left out follows one that is given, so ``{"min_buy_in": 1000}`` gets a maximum
-of 1000). ``ante`` is at most 1,000,000 and chip limits at most 1,000,000,000.
-
-State keys: ``game``, ``table_id``, ``version`` (bumped by the adapter), ``created_at``,
-``options``, ``phase``, ``deadline``, ``hand_number`` (deals so far), ``game_number``,
-``game_in_progress``, ``pot``, ``reserve``, ``dealer``, ``seats`` (str(seat) -> name,
-stack, status, leaving, skip_ante, player_id, bought_in, sat_at), ``next_ante``,
-``next_player_id``, ``chips_bought`` / ``chips_cashed`` (all buy-ins and cash-outs, so
-that `chips_on_table` always equals their difference) and ``deal``: the current or last
-deal (number, dealer, commitment, deck, salt, players, hands, declarations, timeouts,
-ranks, shown, flow of every chip movement, outcome). Only `view` may be shown to users.
-
-Events (``data`` fields; all public unless marked private)
-------------------------------------------------------------
-- ``seated`` {seat, name, stack, status} -- the stack is the buy-in.
-- ``rebought`` {seat, amount, stack}.
-- ``leaving`` {seat, name} -- a seat in the hand asked to leave; it goes when the deal ends.
-- ``cashed_out`` {seat, name, amount} then ``left`` {seat, name, reason} with reason
-  ``left`` or ``out_of_chips``.
-- ``game_started`` {game_number, players}; ``game_ended`` {game_number, reason} with
-  reason ``won`` (a win emptied the pot), ``abandoned`` (everyone in the game left) or
-  ``not_enough_players``.
-- ``deal_started`` {hand_number, game_number, dealer, commitment, players, cards, ghost}
-  -- players in dealing order, from the dealer's left to the dealer.
-- ``reserve_opened`` {amount, pot, reserve}.
-- ``ante`` {seat, owed, amount, to_pot, to_reserve, stack}; ``ante_skipped`` {seat}.
-- ``cards_dealt`` {seat, cards} private to that seat; ``dealt`` {players, cards, ghost}.
-- ``phase`` {phase, deadline}; ``turn`` {seat, deadline} (sequential declaring).
-- ``declared`` {seat} in simultaneous mode, {seat, choice} in sequential mode;
-  ``your_declaration`` {seat, choice} private to that seat (simultaneous mode).
-- ``timeout`` {seat, result: "out"}.
-- ``declarations_revealed`` {choices: {seat: "in" | "out"}}.
-- ``showdown`` {reason, hands: {seat | "ghost": {cards, strength, category,
-  description}}} with reason ``showdown`` or ``wimp``.
-- ``pot_won`` {seat, amount, pot}; ``pot_split`` {shares: [{seat, amount}], reason, pot}
-  with reason ``tie`` or ``abandoned``; ``pot_carried`` {pot, reason} with reason
-  ``nobody_in`` or ``ghost``.
-- ``paid`` {seat, owed, amount, to_pot, to_reserve, stack} (a loser's payment);
-  ``wimp_paid`` {seat, owed, amount, to_pot, to_reserve, stack}.
-- ``deal_ended`` {hand_number, outcome, pot, reserve} with outcome ``nobody_in``,
-  ``uncontested``, ``won``, ``split``, ``ghost`` or ``wimp``.
-Every chip movement is in one of ``seated``, ``rebought``, ``cashed_out``,
-``reserve_opened``, ``ante``, ``pot_won``, ``pot_split``, ``paid``, ``wimp_paid``.
-The deck and salt never appear in events or views: `finished_deal` hands them to the
-hand history once the deal is over, whose fairness proof opens to each reader only the
-cards it saw (`gateway.games.fairness`).
-
-Decisions where RULES.md is silent
-----------------------------------
-- Who is dealt in: every ``playing`` seat whose stack is above zero when the deal
-  starts. A seat that cannot pay an ante in full pays what it has and still plays the
-  deal (rule 7). A seat at zero chips is not dealt in; with ``rebuy`` it may rebuy
-  (then it plays from the next deal of the same game), and when the game ends every
-  seat still at zero is removed (``left`` with reason ``out_of_chips``).
-- The first dealer is the lowest-numbered seat dealt in; then each deal the dealer is
-  the next seat left of the previous dealer among the seats dealt in.
-- Dealing: one card at a time from the top of the deck, starting left of the dealer
-  and ending with the dealer; the ghost hand, when in play, gets its card after the
-  dealer in each round.
-- Antes: at the first deal of a game every seat dealt in antes, unless the reserve
-  opens the pot. Later in a game, with ``ante_mode: empty_pot`` nobody antes except
-  after a deal where nobody was in and ``all_out_ante`` is true (then everyone dealt
-  in antes at the next deal). With ``every_deal`` everyone dealt in antes each deal,
-  except a seat that paid a positive amount as a loser in the previous deal, which
-  skips that one ante (the skip is not kept for later if the seat sits a deal out);
-  ``all_out_ante`` adds no second ante in this mode.
-- Wimp: when nobody is in, every dealt hand is ranked and all of them are shown (the
-  ``showdown`` event with reason ``wimp`` and the view's ``shown`` hold every dealt
-  hand). The best hand pays ``ante`` times the number of other seats dealt in (one
-  ante on behalf of each other player), into the pot, and nobody antes at the next
-  deal (in either ante mode). If several tie for best, the first of them from the
-  dealer's left pays. Wimp overrides ``all_out_ante``.
-- Ghost: its hand is ranked and shown only when at least one player is in; a lone
-  in-player who ties the ghost neither wins nor pays, and the pot carries.
-- Cap ``per_deal``: nobody wins more than the cap from the pot in one deal (each winner's
-  share; the odd chip is given before capping), nor pays more than the cap into it: a
-  loser's or the wimp's payment is at most the cap less what the seat anted in that
-  deal. The cap may not be below the ante. Cap ``reserve``: the pot never holds more
-  than the cap; whatever any payment (ante, loss, wimp) would put above it goes to the
-  reserve. At the first deal of a game, if the reserve holds at least what the antes
-  would bring (each seat's ante, or its whole stack if smaller), min(reserve, cap)
-  opens the pot and nobody antes. The reserve belongs to the table and stays when
-  players leave.
-- A loser owes the pot as it stood before the winner took it (after the antes of this
-  deal); when the ghost is best, the pot as it stands. A payment is the smaller of what
-  is owed and the payer's stack.
-- Leaving: a seat dealt into the current deal (declaring or showdown) leaves when the
-  deal ends, even if it declared out -- leaving early would give its secret declaration
-  away, and the wimp rule may still need its hand; any other seat leaves at once. A
-  seat that leaves forfeits its claim on the pot, except that when every seat of a
-  running game is gone or going, the game is abandoned and the pot is shared out
-  equally among them (odd chips from the dealer's left) before they cash out.
-- Too few players: when a deal should start and fewer than ``min_players`` seats of a
-  running game hold chips, the game is abandoned: the pot is shared out equally among
-  its ``playing`` seats that still hold chips (all of them if none does; ``pot_split``
-  reason ``abandoned``), and the seats without chips leave (``out_of_chips``). Then, if
-  at least ``min_players`` seats (waiting ones included) hold chips a new game starts;
-  otherwise the table goes back to ``waiting`` and needs ``start`` again.
-- Rebuy: allowed while ``rebuy`` is true, for a seat that is not leaving and not dealt
-  into the current deal; the amount must be a positive whole number and the stack it
-  gives must lie within ``min_buy_in`` .. ``max_buy_in``.
-- Names are 1 to 32 characters after trimming and unique at the table, ignoring case.
-- A declaration at or after the deadline is refused (``too_late``); the deadline's own
-  processing counts the seat out.
-- In sequential mode each seat's deadline is ``turn_seconds`` after the previous seat
-  declared (or timed out), so a late timer never shortens the next player's turn.
+The rules as played, every option and every reading where the rules are silent:
+docs/rules.md; the events and their fields: docs/api.md.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from gateway.games import fairness, table
+from gateway.games import options as checks
 from gateway.games.common import (
     Deck,
     Event,
@@ -154,20 +27,29 @@ from gateway.games.common import (
     RuleError,
     Transition,
     copy_state,
-    display_name,
     event,
-    name_key,
     verify_deck,
 )
-from gateway.games.table import BETWEEN_DEALS, State
+from gateway.games.game import (
+    Call,
+    Declare,
+    HandRules,
+    Move,
+    Moved,
+    Rebuy,
+    Rules,
+    Start,
+    TableGame,
+    TableState,
+    as_moved,
+    plain,
+    unsupported,
+)
+from gateway.games.options import MAX_CHIPS
+from gateway.games.table import BETWEEN_DEALS, SHOWDOWN, State
 
-WAITING = "waiting"
 DECLARING = "declaring"
-SHOWDOWN = "showdown"
 
-MAX_ANTE = 1_000_000
-MAX_CHIPS = 1_000_000_000
-MAX_NAME_LENGTH = 32
 
 # min_buy_in and max_buy_in default to 20 and 500 antes; the values here are for ante 1.
 GUTS_DEFAULTS: dict[str, Any] = {
@@ -201,96 +83,42 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 # --------------------------------------------------------------------------- options
 
 
-def _bad_option(name: str, detail: str) -> RuleError:
-    return RuleError("invalid_option", detail, name)
-
-
-def _int_option(raw: Mapping[str, Any], name: str, low: int, high: int) -> int:
-    value = raw.get(name, GUTS_DEFAULTS[name])
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _bad_option(name, f"Option {name!r} must be a whole number.")
-    if not low <= value <= high:
-        raise _bad_option(name, f"Option {name!r} must be between {low} and {high}.")
-    return value
-
-
-def _bool_option(raw: Mapping[str, Any], name: str) -> bool:
-    value = raw.get(name, GUTS_DEFAULTS[name])
-    if not isinstance(value, bool):
-        raise _bad_option(name, f"Option {name!r} must be true or false.")
-    return value
-
-
-def _choice_option(raw: Mapping[str, Any], name: str) -> str:
-    value = raw.get(name, GUTS_DEFAULTS[name])
-    allowed = _CHOICES[name]
-    if not isinstance(value, str) or value not in allowed:
-        raise _bad_option(name, f"Option {name!r} must be one of {', '.join(allowed)}.")
-    return value
-
-
 def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Return the full Guts options with defaults filled in, or raise invalid_option."""
-    if not isinstance(raw, Mapping):
-        raise RuleError("invalid_option", "Table options must be an object.")
-    for name in raw:
-        if name not in GUTS_DEFAULTS:
-            raise RuleError(
-                "invalid_option",
-                f"Unknown table option {name!r}; the options are {', '.join(GUTS_DEFAULTS)}.",
-                str(name),
-            )
-    options: dict[str, Any] = {}
+    raw = checks.verify_known(raw, GUTS_DEFAULTS)
+    checked: dict[str, Any] = {}
     cards = raw.get("cards", GUTS_DEFAULTS["cards"])
     if type(cards) is not int or cards not in (2, 3):
-        raise _bad_option("cards", "Option 'cards' must be 2 or 3.")
-    options["cards"] = int(cards)
-    ante = _int_option(raw, "ante", 1, MAX_ANTE)
-    options["ante"] = ante
-    options["ante_mode"] = _choice_option(raw, "ante_mode")
-    options["declare"] = _choice_option(raw, "declare")
+        raise checks.bad_option("cards", "Option 'cards' must be 2 or 3.")
+    checked["cards"] = int(cards)
+    ante = checks.ante(raw, GUTS_DEFAULTS)
+    checked["ante"] = ante
+    for name in ("ante_mode", "declare"):
+        checked[name] = checks.one_of(raw, GUTS_DEFAULTS, name, _CHOICES[name])
     for name in ("all_out_ante", "wimp", "ghost", "rebuy"):
-        options[name] = _bool_option(raw, name)
-    options["losers_pay"] = _choice_option(raw, "losers_pay")
+        checked[name] = checks.true_or_false(raw, GUTS_DEFAULTS, name)
+    checked["losers_pay"] = checks.one_of(raw, GUTS_DEFAULTS, "losers_pay", _CHOICES["losers_pay"])
     cap = raw.get("cap")
     if cap is not None:
-        cap = _int_option(raw, "cap", 1, MAX_CHIPS)
-    options["cap"] = cap
-    options["cap_mode"] = _choice_option(raw, "cap_mode")
-    if cap is not None and options["cap_mode"] == "per_deal" and cap < ante:
-        raise _bad_option(
+        cap = checks.whole_number(raw, GUTS_DEFAULTS, "cap", 1, MAX_CHIPS)
+    checked["cap"] = cap
+    checked["cap_mode"] = checks.one_of(raw, GUTS_DEFAULTS, "cap_mode", _CHOICES["cap_mode"])
+    if cap is not None and checked["cap_mode"] == "per_deal" and cap < ante:
+        raise checks.bad_option(
             "cap",
             f"A per-deal cap of {cap} is below the ante ({ante}): nobody may pay more than"
             " the cap into the pot in one deal, antes included.",
         )
-    options["turn_seconds"] = _int_option(raw, "turn_seconds", 1, 3600)
-    pause = raw.get("deal_pause_seconds", GUTS_DEFAULTS["deal_pause_seconds"])
-    if (
-        isinstance(pause, bool)
-        or not isinstance(pause, int | float)
-        or not math.isfinite(pause)
-        or not 0 <= pause <= 60
-    ):
-        raise _bad_option(
-            "deal_pause_seconds", "Option 'deal_pause_seconds' must be a number from 0 to 60."
+    checked["turn_seconds"] = checks.turn_seconds(raw, GUTS_DEFAULTS)
+    checked["deal_pause_seconds"] = checks.deal_pause_seconds(raw, GUTS_DEFAULTS)
+    checked["min_players"] = checks.whole_number(raw, GUTS_DEFAULTS, "min_players", 2, 10)
+    checked["max_players"] = checks.whole_number(raw, GUTS_DEFAULTS, "max_players", 2, 10)
+    if checked["max_players"] < checked["min_players"]:
+        raise checks.bad_option(
+            "max_players", "Option 'max_players' must be at least 'min_players'."
         )
-    options["deal_pause_seconds"] = pause
-    options["min_players"] = _int_option(raw, "min_players", 2, 10)
-    options["max_players"] = _int_option(raw, "max_players", 2, 10)
-    if options["max_players"] < options["min_players"]:
-        raise _bad_option("max_players", "Option 'max_players' must be at least 'min_players'.")
-    # A buy-in limit left out follows the other one rather than contradicting it.
-    given_min = _int_option(raw, "min_buy_in", 1, MAX_CHIPS) if "min_buy_in" in raw else None
-    given_max = _int_option(raw, "max_buy_in", 1, MAX_CHIPS) if "max_buy_in" in raw else None
-    min_buy_in = given_min if given_min is not None else 20 * ante
-    if given_min is None and given_max is not None:
-        min_buy_in = min(min_buy_in, given_max)
-    max_buy_in = given_max if given_max is not None else max(500 * ante, min_buy_in)
-    if max_buy_in < min_buy_in:
-        raise _bad_option("max_buy_in", "Option 'max_buy_in' must be at least 'min_buy_in'.")
-    options["min_buy_in"] = min_buy_in
-    options["max_buy_in"] = max_buy_in
-    return options
+    checked["min_buy_in"], checked["max_buy_in"] = checks.buy_in_limits(raw, ante)
+    return checked
 
 
 # --------------------------------------------------------------------------- table
@@ -298,55 +126,19 @@ def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def new_table(options: Mapping[str, Any], table_id: str, now: float) -> State:
     """Return the initial state of an empty Guts table in phase waiting."""
-    return {
-        "game": "guts",
-        "table_id": table_id,
-        "version": 0,
-        "created_at": now,
-        "options": validate_options(options),
-        "phase": WAITING,
-        "deadline": None,
-        "hand_number": 0,
-        "game_number": 0,
-        "game_in_progress": False,
-        "pot": 0,
-        "reserve": 0,
-        "dealer": None,
-        "seats": {},
-        "next_ante": "auto",
-        "next_player_id": 1,
-        "chips_bought": 0,
-        "chips_cashed": 0,
-        "deal": None,
-    }
+    state = table.new_table("guts", validate_options(options), table_id, now)
+    state["next_ante"] = "auto"
+    return state
 
 
-def chips_on_table(state: State) -> int:
-    """Return the sum of all stacks, the pot and the reserve."""
-    stacks = sum(int(seat["stack"]) for seat in state["seats"].values())
-    return stacks + int(state["pot"]) + int(state["reserve"])
-
-
-def next_deadline(state: State) -> float | None:
-    """Return the time at which `on_deadline` has work to do, or None."""
-    deadline: float | None = state["deadline"]
-    return deadline
+chips_on_table = table.chips_on_table
+next_deadline = table.next_deadline
+finished_deal = table.finished_deal
 
 
 def ranking_request(state: State) -> dict[str, list[str]] | None:
     """Return the hands to rank, keyed by str(seat) and "ghost", while in showdown."""
-    if state["phase"] != SHOWDOWN:
-        return None
-    needed: dict[str, list[str]] = state["deal"]["ranking_needed"]
-    return {key: list(cards) for key, cards in needed.items()}
-
-
-def finished_deal(state: State) -> dict[str, Any] | None:
-    """Return the record of the last deal, deck and salt included, once it has ended."""
-    deal = state["deal"]
-    if deal is None or not deal["ended"]:
-        return None
-    return copy_state(dict(deal))
+    return table.ranking_request(state)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -401,133 +193,31 @@ def _pay_in(state: State, seat: int, owed: int, kind: str) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- sit / leave
 
-
-def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
-    """Raise RuleError unless a new player may sit down with this name and buy-in."""
-    shown = display_name(name, MAX_NAME_LENGTH)
-    if shown is None:
-        raise RuleError(
-            "invalid_name",
-            f"A name must be 1 to {MAX_NAME_LENGTH} characters long, not counting spaces"
-            " at either end, with no control or invisible formatting character.",
-            "name",
-        )
-    low, high = table.option(state, "min_buy_in"), table.option(state, "max_buy_in")
-    if isinstance(buy_in, bool) or not isinstance(buy_in, int) or not low <= buy_in <= high:
-        raise RuleError(
-            "invalid_buy_in",
-            f"The buy-in must be a whole number of chips from {low} to {high}.",
-            "buy_in",
-        )
-    wanted = name_key(shown)
-    if any(name_key(seat["name"]) == wanted for seat in state["seats"].values()):
-        raise RuleError("name_taken", f"Someone at this table already goes by {shown!r}.", "name")
-    if len(state["seats"]) >= table.option(state, "max_players"):
-        raise RuleError("table_full", "Every seat at this table is taken.")
-
-
-def sit(state: State, name: str, buy_in: int, now: float) -> Transition:
-    """Seat a new player in the lowest free seat; they join at the start of the next game."""
-    verify_sit(state, name, buy_in, now)
-    new = copy_state(state)
-    seat = next(
-        n for n in range(1, table.option(new, "max_players") + 1) if str(n) not in new["seats"]
-    )
-    new["seats"][str(seat)] = {
-        "name": display_name(name, MAX_NAME_LENGTH),
-        "stack": buy_in,
-        "status": "waiting",
-        "leaving": False,
-        "skip_ante": False,
-        "player_id": new["next_player_id"],
-        "bought_in": buy_in,
-        "sat_at": now,
-    }
-    new["next_player_id"] += 1
-    new["chips_bought"] += buy_in
-    data = {"seat": seat, "name": name.strip(), "stack": buy_in, "status": "waiting"}
-    return new, [event("seated", data)]
-
-
-def verify_leave(state: State, seat: int, now: float) -> None:
-    """Raise RuleError unless this seat may ask to leave."""
-    record = table.verify_seated(state, seat)
-    if record["leaving"]:
-        raise RuleError(
-            "already_left", f"Seat {seat} already leaves at the end of this deal.", "seat"
-        )
+verify_sit = table.verify_sit
+sit = table.sit
+verify_leave = table.verify_leave
 
 
 def leave(state: State, seat: int, now: float) -> Transition:
     """Cash a seat out now, or at the end of the deal if it is in the current hand."""
-    verify_leave(state, seat, now)
-    new = copy_state(state)
-    events: list[Event] = []
-    if _in_current_hand(new, seat):
-        record = new["seats"][str(seat)]
-        record["leaving"] = True
-        events.append(event("leaving", {"seat": seat, "name": record["name"]}))
-    else:
-        table.remove_seat(new, seat, "left", events)
-    return new, events
+    return table.leave(state, seat, now, _in_current_hand(state, seat))
 
 
 def verify_rebuy(state: State, seat: int, amount: int, now: float) -> None:
     """Raise RuleError unless this seat may buy more chips now."""
-    if not table.option(state, "rebuy"):
-        raise RuleError("rebuy_not_allowed", "This table does not allow rebuys.")
-    record = table.verify_seated(state, seat)
-    if state["phase"] == SHOWDOWN:
-        raise RuleError("showdown_pending", "Wait until the showdown has been settled.")
-    if record["leaving"]:
-        raise RuleError("already_left", f"Seat {seat} is leaving and cannot rebuy.", "seat")
-    if _in_current_hand(state, seat):
-        raise RuleError(
-            "game_in_progress",
-            f"Seat {seat} is in the current deal; rebuy once it has been settled.",
-            "seat",
-        )
-    low, high = table.option(state, "min_buy_in"), table.option(state, "max_buy_in")
-    if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-        raise RuleError(
-            "invalid_buy_in", "A rebuy must be a positive whole number of chips.", "amount"
-        )
-    if not low <= record["stack"] + amount <= high:
-        raise RuleError(
-            "invalid_buy_in",
-            f"After a rebuy the stack must hold from {low} to {high} chips;"
-            f" seat {seat} holds {record['stack']}.",
-            "amount",
-        )
+    table.verify_rebuy(state, seat, amount, _in_current_hand(state, seat))
 
 
 def rebuy(state: State, seat: int, amount: int, now: float) -> Transition:
     """Add chips to a seat's stack."""
     verify_rebuy(state, seat, amount, now)
-    new = copy_state(state)
-    record = new["seats"][str(seat)]
-    record["stack"] += amount
-    record["bought_in"] += amount
-    new["chips_bought"] += amount
-    return new, [event("rebought", {"seat": seat, "amount": amount, "stack": record["stack"]})]
+    return table.buy_chips(state, seat, amount)
 
 
 # --------------------------------------------------------------------------- deals
 
 
-def verify_start(state: State, seat: int, now: float, deck: Deck) -> None:
-    """Raise RuleError unless this seat may start the waiting table."""
-    table.verify_seated(state, seat)
-    if state["phase"] == SHOWDOWN:
-        raise RuleError("showdown_pending", "Wait until the showdown has been settled.")
-    if state["phase"] != WAITING:
-        raise RuleError("already_started", "The table is already playing.")
-    needed = table.option(state, "min_players")
-    if len(table.seat_numbers(state, funded=True)) < needed:
-        raise RuleError(
-            "not_enough_players", f"At least {needed} seated players with chips are needed."
-        )
-    verify_deck(deck)
+verify_start = table.verify_start
 
 
 def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
@@ -540,27 +230,9 @@ def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
 
 
 def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
-    minimum = table.option(state, "min_players")
-    if state["game_in_progress"] and len(table.seat_numbers(state, "playing", True)) < minimum:
-        table.abandon_short_game(state, events)
-    new_game = not state["game_in_progress"]
-    if new_game:
-        funded = table.seat_numbers(state, funded=True)
-        if len(funded) < minimum:
-            for record in state["seats"].values():
-                record["status"] = "waiting"
-            table.set_phase(state, WAITING, None, events)
-            return
-        state["game_number"] += 1
-        state["game_in_progress"] = True
-        state["next_ante"] = "auto"
-        for number in funded:
-            state["seats"][str(number)]["status"] = "playing"
-            state["seats"][str(number)]["skip_ante"] = False
-        events.append(
-            event("game_started", {"game_number": state["game_number"], "players": funded})
-        )
-    _deal(state, now, deck, new_game, events)
+    new_game = table.open_deal(state, events)
+    if new_game is not None:
+        _deal(state, now, deck, new_game, events)
 
 
 def _deal(state: State, now: float, deck: Deck, new_game: bool, events: list[Event]) -> None:
@@ -788,20 +460,7 @@ def _enter_showdown(state: State, seats: list[int], reason: str, events: list[Ev
 # --------------------------------------------------------------------------- settling
 
 
-def verify_settle(state: State, ranks: Mapping[str, Ranked], now: float) -> None:
-    """Raise RuleError unless a showdown is pending and `ranks` covers every hand in it."""
-    if state["phase"] != SHOWDOWN:
-        raise RuleError("not_in_showdown", "No showdown is waiting to be settled.")
-    for key in state["deal"]["ranking_needed"]:
-        rank = ranks.get(key) if isinstance(ranks, Mapping) else None
-        if not isinstance(rank, Ranked):
-            raise RuleError(
-                "invalid_ranking", f"The ranking has no rank for hand {key!r}.", "ranks"
-            )
-        if isinstance(rank.strength, bool) or not isinstance(rank.strength, int):
-            raise RuleError(
-                "invalid_ranking", f"The strength of hand {key!r} is not a whole number.", "ranks"
-            )
+verify_settle = table.verify_settle
 
 
 def settle(state: State, ranks: Mapping[str, Ranked], now: float) -> Transition:
@@ -951,39 +610,12 @@ def _pending(state: State) -> dict[str, Any] | None:
 
 def view(state: State, seat: int | None = None) -> dict[str, Any]:
     """Return the table as `seat` (None for a spectator) may see it."""
+    result, seated = table.view(state, seat)
     deal = state["deal"]
-    in_hand = set(deal["players"]) if deal is not None and not deal["ended"] else set()
-    seats = {}
-    for key in sorted(state["seats"], key=int):
-        record = state["seats"][key]
-        seats[key] = {
-            "seat": int(key),
-            "name": record["name"],
-            "stack": record["stack"],
-            "status": record["status"],
-            "leaving": record["leaving"],
-            "out_of_chips": record["stack"] == 0,
-            "in_hand": int(key) in in_hand and table.is_current_player(state, int(key)),
-        }
-    result: dict[str, Any] = {
-        "game": "guts",
-        "table_id": state["table_id"],
-        "version": state["version"],
-        "options": dict(state["options"]),
-        "phase": state["phase"],
-        "deadline": state["deadline"],
-        "hand_number": state["hand_number"],
-        "game_number": state["game_number"],
-        "game_in_progress": state["game_in_progress"],
-        "pot": state["pot"],
-        "reserve": state["reserve"],
-        "dealer": state["dealer"],
-        "seats": seats,
-        "deal": _public_deal(state) if deal is not None else None,
-        "pending": _pending(state),
-        "you": None,
-    }
-    if seat is not None and table.is_seat_number(seat) and str(seat) in state["seats"]:
+    if deal is not None:
+        result["deal"] = _public_deal(state)
+    result["pending"] = _pending(state)
+    if seated and seat is not None:
         mine = deal is not None and seat in deal["players"] and table.is_current_player(state, seat)
         result["you"] = {
             "seat": seat,
@@ -991,3 +623,55 @@ def view(state: State, seat: int | None = None) -> dict[str, Any]:
             "declaration": deal["declarations"].get(str(seat)) if mine else None,
         }
     return result
+
+
+# --------------------------------------------------------------------------- the game
+
+
+class GutsGame(TableGame):
+    """Guts as a `Game`: the functions above, over typed states and records."""
+
+    name = "guts"
+    moves = frozenset({Start.name, Declare.name, Rebuy.name})
+
+    def verify_own(self, state: TableState, seat: int, move: Move, now: float) -> None:
+        """Raise RuleError unless `seat` may make this deal's `move` now."""
+        match move:
+            case Declare(choice=choice):
+                verify_declare(plain(state), seat, choice, now)
+            case _:
+                raise unsupported(self.name, move)
+
+    def act_own(self, state: TableState, seat: int, move: Move, now: float) -> Moved:
+        """Apply this deal's `move` by `seat` (verified first)."""
+        match move:
+            case Declare(choice=choice):
+                return as_moved(declare(plain(state), seat, choice, now))
+            case _:
+                raise unsupported(self.name, move)
+
+    def hold_turn(
+        self, state: TableState, seat: int, call: Call, now: float, seconds: float
+    ) -> Moved:
+        """Guts has no call to hold a turn open for."""
+        raise unsupported(self.name, call)
+
+    def hand_rules(self, state: TableState) -> HandRules:
+        """Two- or three-card Guts hands, as the table deals them."""
+        return HandRules(f"guts{state['options']['cards']}")
+
+
+GAME = GutsGame(
+    Rules(
+        validate_options,
+        new_table,
+        leave,
+        on_deadline,
+        settle,
+        view,
+        verify_start,
+        start,
+        verify_rebuy,
+        rebuy,
+    )
+)

@@ -1,152 +1,15 @@
 """The Paiute table as a pure state machine: (state, move) -> (new state, events).
 
-It mirrors `gateway.games.guts` so that one adapter drives both games: the same state shape
-(plus Paiute's own deal record), the same seat moves and codes, the same `verify_x` /
-`x` pairs, and the same timer and showdown hooks. The seat bookkeeping (sit, leave,
-rebuy, cash-out, starting and ending games, the pot's flow) is Guts' own, imported from
-`gateway.games.guts`, so that both tables treat their players alike.
+Driven like `gateway.games.guts` (the same state around the deal, the same `verify_x` /
+`x` pairs, seat moves from `gateway.games.table`, timer and showdown hooks), with its own
+deal record and turn moves: `draw`, `discard`, `call` (a call is verified without its
+rank first, so that the adapter asks the evaluator only for a move the rules accept;
+`hold_turn` keeps the turn open while the evaluator cannot answer). The stock's order
+reaches no event and no view, nor a card drawn from the stock except its drawer's; the
+deck and salt reach the hand history through `finished_deal` once the deal is over.
 
-Phases and transitions
-----------------------
-- ``waiting``: no game in progress, pot empty; ``start`` opens a game and its first deal.
-- ``playing``: the turns of a deal, clockwise from the dealer's left. The seat whose
-  ``turn`` it is draws (``draw``), then discards (``discard``) or calls (``call``), all
-  before ``deadline``. A call by the dealer -> ``showdown``; a call by anyone else ->
-  ``last_turns``. The stock running out once too often -> the deal is void
-  (``between_deals``).
-- ``last_turns``: each seat after the caller up to and including the dealer, in turn,
-  draws and then lays down a winning combination (``call``) or discards -> ``showdown``.
-- ``showdown``: the deal waits for the adapter to rank the laid-down hands that
-  `ranking_request` names (the evaluator's Showdown with `wild_rank`) and to call
-  `settle` -> ``between_deals``. ``sit`` and ``leave`` still work; other moves fail with
-  ``showdown_pending``.
-- ``between_deals``: the pause of ``deal_pause_seconds``; `on_deadline` with a fresh deck
-  deals again -> ``playing``, or -> ``waiting`` when too few seats hold chips.
-
-A deal
-------
-Every ``playing`` seat with chips antes ``ante`` (or what it has) into the pot and is
-dealt in. Five cards each, one at a time from the top of the deck, from the dealer's
-left to the dealer. The next card is the wild card: its rank (``wild_rank``, 2..14, ace
-14) is wild for the deal and the card stays out of play. The next card starts the
-discard pile (a list, top last); the rest of the deck, in order, is the stock (a list,
-drawn from the front). A card drawn joins the end of the hand.
-
-Calling: the seat must hold six cards (it has drawn) and name them all: ``cards`` the
-five or six it shows, ``discard`` the sixth card (five shown) or None (six shown). Six
-are shown whole only when they can form a six-card combination
-(`forms_six_card_combination`): a five-card combination discards its sixth card, under
-the discard rule, so a card just taken from the pile cannot be kept by showing it. The
-adapter ranks exactly ``cards`` with the deal's wild rank and passes the evaluator's
-`Ranked`; strength 0 means no winning combination. The shown cards stay face up as the
-seat's hand. The showdown ranks every laid-down hand again, all in one Showdown call, and
-the best strength wins; equal best split the pot, odd chips to the first winners from
-the dealer's left.
-
-Reshuffling: when a seat must draw from an empty stock, the discard pile but its top card
-becomes the new stock, in the order of ``sha256(key + ":" + str(n) + ":" + card)`` as
-lowercase hex, ascending, for the deal's n-th reshuffle (n = 1, 2, ...), where ``key`` is
-`fairness.reshuffle_key` of the deal's secret salt, which never leaves the server. The
-``reshuffled`` event publishes a commitment to that order
-(`fairness.reshuffle_commitment`), and the hand history opens to each seat the places of
-the new stock it drew, so a seat can check its draws without anyone learning who drew
-which of the (face-up) discards. When the stock runs out
-after ``max_reshuffles`` reshuffles and nobody has called, the deal is void: nobody
-wins, the pot carries.
-
-Options (`validate_options`): ``ante`` (1), ``turn_seconds`` (30, 1..3600),
-``max_reshuffles`` (2, 0..10), ``deal_pause_seconds`` (3, 0..60), ``min_players`` (2) and
-``max_players`` (5), both 2..5, ``min_buy_in`` / ``max_buy_in`` (20 and 500 antes) and
-``rebuy`` (true). The options Paiute shares with Guts are checked by Guts' own rules.
-
-State keys: those of Guts (``game`` is ``"paiute"``; ``reserve`` is always 0, Paiute
-having no cap) with this ``deal``: number, game_number, dealer, commitment, deck, salt,
-players (dealing order), player_ids, names, hands (str(seat) -> cards), wild_card,
-wild_rank, discard_pile, stock, reshuffles, turn, drawn (None or {card, source}),
-caller, last_turns (the seats still to play a last turn after the current one), claims
-(str(seat) -> {cards, discard, category, description} of each call and lay-down), shown,
-timeouts ([{seat, reason}]), ranking_needed, showdown_reason, ranks, flow, pot_at_start,
-outcome, ended. Only `view` may be shown to users.
-
-Error codes (besides those of `gateway.games.common` that the seat moves share with Guts)
----------------------------------------------------------------------------------------
-- ``no_hand_in_progress``: no deal is being played (waiting or between deals).
-- ``showdown_pending``: the deal waits for its showdown to be settled.
-- ``not_your_turn``: the seat is not dealt into this deal, or another seat is to play.
-- ``too_late``: the turn's deadline has passed; the timer plays the turn instead.
-- ``invalid_choice``: ``source`` is neither ``"stock"`` nor ``"discard"``.
-- ``already_drawn``: the seat has drawn this turn already.
-- ``empty_discard_pile``: a draw from the discard pile while it is empty.
-- ``must_draw_first``: a discard or call before drawing.
-- ``card_not_held``: the card to discard is not in the seat's hand.
-- ``cannot_discard_drawn``: discarding (also as a call's sixth card) the card just taken
-  from the discard pile.
-- ``invalid_combination``: ``cards`` is not a list of 5 or 6 distinct card texts, five
-  shown cards come without a discard, six with one, or the discard is among them.
-- ``cards_not_held``: the shown cards and the discard are not exactly the six cards held.
-- ``invalid_ranking``: ``call`` got something other than a `Ranked` with a whole-number
-  strength, or ``settle`` a ranking that misses a laid-down hand.
-- ``no_combination``: the ranked strength is 0: no winning combination, no call.
-- ``not_in_showdown``: ``settle`` while no showdown is pending.
-- ``invalid_deck``: a deal had to start without a valid deck.
-
-Events (``data`` fields; all public unless marked private)
-------------------------------------------------------------
-- Seats, as in Guts: ``seated``, ``rebought``, ``leaving``, ``cashed_out``, ``left``,
-  ``game_started`` {game_number, players}, ``game_ended`` {game_number, reason}.
-- ``deal_started`` {hand_number, game_number, dealer, commitment, players}.
-- ``ante`` {seat, owed, amount, to_pot, to_reserve, stack} (to_reserve always 0).
-- ``cards_dealt`` {seat, cards} private to that seat; ``dealt`` {players, cards: 5}.
-- ``wild_card`` {card, rank}; ``discard_started`` {card}.
-- ``phase`` {phase, deadline}; ``turn`` {seat, deadline}; ``turn_held`` {seat, deadline,
-  reason: "evaluator_unavailable"} (`hold_turn`: a call could not be ranked).
-- ``drew`` {seat, source} with ``card`` when the source is the discard pile;
-  ``drew_card`` {seat, card} private to the drawer, for a draw from the stock.
-- ``discarded`` {seat, card}.
-- ``called`` {seat, cards, discard, category, description}; ``laid_down`` (a last turn's
-  combination) with the same fields.
-- ``reshuffled`` {number, stock, commitment} -- stock is the new stock's size, never its
-  order; commitment binds that order (`fairness.reshuffle_commitment`).
-- ``timeout`` {seat, reason} with reason ``deadline`` or ``leaving``; the turn's ``drew``,
-  ``drew_card`` and ``discarded`` events follow.
-- ``showdown`` {reason: "showdown", hands: {seat: {cards, strength, category, description}}}.
-- ``pot_won`` {seat, amount, pot}; ``pot_split`` {shares: [{seat, amount}], reason, pot}
-  with reason ``tie`` (or ``abandoned``, as in Guts).
-- ``deal_void`` {reason, reshuffles} with reason ``stock_exhausted`` or ``abandoned``;
-  ``pot_carried`` {pot, reason: "void"}.
-- ``deal_ended`` {hand_number, outcome, pot, reserve} with outcome ``won``, ``split`` or
-  ``void``.
-Every chip movement is in ``seated``, ``rebought``, ``cashed_out``, ``ante``,
-``pot_won`` or ``pot_split``. The stock's order never appears in events or views, nor
-does a card drawn from the stock except to its drawer; the deck and salt reach the hand
-history through `finished_deal` once the deal is over, where the fairness proof opens to
-each reader only the cards it saw (`gateway.games.fairness`).
-
-Decisions where RULES.md is silent
-----------------------------------
-- Games, seats, dealers and leaving work as in Guts: a game ends when a win empties the
-  pot, so a new player joins at the next deal unless a void deal left a pot to play for;
-  the dealer moves one seat left each deal; a seat at zero chips is not dealt in.
-- A seat that asks to leave during a deal stays in it (its laid-down hand still counts)
-  but nobody waits for it: each of its turns is played at once as on a timeout. If every
-  seat still in a deal without a call is leaving, the deal is void at once (reason
-  ``abandoned``), and Guts' rule for an abandoned game shares the pot out.
-- Rebuying is refused (``game_in_progress``) for a seat dealt into the deal being played,
-  as in Guts.
-- A deal's turns have one deadline each, ``turn_seconds`` after the turn began, for the
-  draw and the discard or call together. On a timeout the seat draws from the stock
-  unless it has drawn, then discards the card drawn; when that card came from the
-  discard pile (which cannot be discarded) it discards the first other card of its hand
-  (the hand keeps the dealt order, drawn cards at the end). A timed-out last turn lays
-  nothing down.
-- The stock is reshuffled only when a seat must draw from it while it is empty, so a seat
-  may still take the discard pile's top card from an empty stock. After a call the stock
-  is reshuffled as often as the last turns need: a deal with a call is never void.
-- A draw from the discard pile while it is empty (it is, after the first seat takes the
-  starting card and calls with six) is refused; the seat must draw from the stock.
-- Only the top card and the size of the discard pile are in the view; every discard was
-  public when it was made, and a call's discard stays in its claim even once a reshuffle
-  has put the card back in the stock (which tells nobody where it lies).
+The rules as played, every option and every reading where the rules are silent:
+docs/rules.md; the events and their fields: docs/api.md.
 """
 
 from __future__ import annotations
@@ -155,9 +18,10 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gateway.games import fairness, guts, table
+from gateway.games import fairness, table
+from gateway.games import options as checks
+from gateway.games.cards import rank_value
 from gateway.games.common import (
-    RANKS,
     Deck,
     Event,
     Ranked,
@@ -167,14 +31,28 @@ from gateway.games.common import (
     event,
     verify_deck,
 )
-from gateway.games.table import BETWEEN_DEALS, State
+from gateway.games.game import (
+    Call,
+    Discard,
+    Draw,
+    HandRules,
+    Move,
+    Moved,
+    Rebuy,
+    Rules,
+    Start,
+    TableGame,
+    TableState,
+    as_moved,
+    plain,
+    unsupported,
+)
+from gateway.games.table import BETWEEN_DEALS, SHOWDOWN, State
 
 Change = Callable[[State, list[Event]], object]
 
-WAITING = "waiting"
 PLAYING = "playing"
 LAST_TURNS = "last_turns"
-SHOWDOWN = "showdown"
 
 STOCK = "stock"
 DISCARD = "discard"
@@ -193,14 +71,7 @@ PAIUTE_DEFAULTS: dict[str, Any] = {
     "rebuy": True,
 }
 
-_SHARED_WITH_GUTS = (
-    "ante",
-    "turn_seconds",
-    "deal_pause_seconds",
-    "min_buy_in",
-    "max_buy_in",
-    "rebuy",
-)
+# Paiute's own limits on the number of seats and of reshuffles.
 _OWN_LIMITS: dict[str, tuple[int, int]] = {
     "max_reshuffles": (0, 10),
     "min_players": (2, 5),
@@ -231,20 +102,19 @@ def _limited_int(raw: Mapping[str, Any], name: str) -> int:
 
 def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Return the full Paiute options with defaults filled in, or raise invalid_option."""
-    if not isinstance(raw, Mapping):
-        raise RuleError("invalid_option", "Table options must be an object.")
-    unknown = [str(name) for name in raw if name not in PAIUTE_DEFAULTS]
-    if unknown:
-        known = ", ".join(PAIUTE_DEFAULTS)
-        detail = f"Unknown table option {unknown[0]!r}; the options are {known}."
-        raise RuleError("invalid_option", detail, unknown[0])
-    checked = guts.validate_options({name: raw[name] for name in _SHARED_WITH_GUTS if name in raw})
-    own = {name: _limited_int(raw, name) for name in _OWN_LIMITS}
-    if own["max_players"] < own["min_players"]:
+    raw = checks.verify_known(raw, PAIUTE_DEFAULTS)
+    ante = checks.ante(raw, PAIUTE_DEFAULTS)
+    checked: dict[str, Any] = {"ante": ante}
+    checked["rebuy"] = checks.true_or_false(raw, PAIUTE_DEFAULTS, "rebuy")
+    checked["turn_seconds"] = checks.turn_seconds(raw, PAIUTE_DEFAULTS)
+    checked["deal_pause_seconds"] = checks.deal_pause_seconds(raw, PAIUTE_DEFAULTS)
+    checked["min_buy_in"], checked["max_buy_in"] = checks.buy_in_limits(raw, ante)
+    checked.update({name: _limited_int(raw, name) for name in _OWN_LIMITS})
+    if checked["max_players"] < checked["min_players"]:
         raise RuleError(
             "invalid_option", "Option 'max_players' must be at least 'min_players'.", "max_players"
         )
-    return {name: own[name] if name in own else checked[name] for name in PAIUTE_DEFAULTS}
+    return {name: checked[name] for name in PAIUTE_DEFAULTS}
 
 
 # --------------------------------------------------------------------------- table
@@ -252,23 +122,16 @@ def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def new_table(options: Mapping[str, Any], table_id: str, now: float) -> State:
     """Return the initial state of an empty Paiute table in phase waiting."""
-    checked = validate_options(options)
-    # Guts' table with Paiute's options; Guts' ante bookkeeping has no use here.
-    state = guts.new_table({}, table_id, now)
-    del state["next_ante"]
-    state["game"] = "paiute"
-    state["options"] = checked
-    return state
+    return table.new_table("paiute", validate_options(options), table_id, now)
 
 
 def chips_on_table(state: State) -> int:
     """Return the sum of all stacks and the pot."""
-    return guts.chips_on_table(state)
+    return table.chips_on_table(state)
 
 
-def next_deadline(state: State) -> float | None:
-    """Return the time at which `on_deadline` has work to do, or None."""
-    return guts.next_deadline(state)
+next_deadline = table.next_deadline
+finished_deal = table.finished_deal
 
 
 def wild_rank(state: State) -> int | None:
@@ -282,25 +145,14 @@ def wild_rank(state: State) -> int | None:
 
 def ranking_request(state: State) -> dict[str, list[str]] | None:
     """Return the laid-down hands to rank, keyed by str(seat), while in showdown."""
-    return guts.ranking_request(state)
-
-
-def finished_deal(state: State) -> dict[str, Any] | None:
-    """Return the record of the last deal, deck and salt included, once it has ended."""
-    return guts.finished_deal(state)
+    return table.ranking_request(state)
 
 
 # --------------------------------------------------------------------------- seats
 
 
-def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
-    """Raise RuleError unless a new player may sit down with this name and buy-in."""
-    guts.verify_sit(state, name, buy_in, now)
-
-
-def sit(state: State, name: str, buy_in: int, now: float) -> Transition:
-    """Seat a new player in the lowest free seat; they join at the start of the next game."""
-    return guts.sit(state, name, buy_in, now)
+verify_sit = table.verify_sit
+sit = table.sit
 
 
 def _in_current_hand(state: State, seat: int) -> bool:
@@ -308,23 +160,19 @@ def _in_current_hand(state: State, seat: int) -> bool:
     return state["phase"] in (PLAYING, LAST_TURNS, SHOWDOWN) and seat in deal["players"]
 
 
-def verify_leave(state: State, seat: int, now: float) -> None:
-    """Raise RuleError unless this seat may ask to leave."""
-    guts.verify_leave(state, seat, now)
+verify_leave = table.verify_leave
 
 
 def leave(state: State, seat: int, now: float) -> Transition:
     """Cash a seat out now, or mark it to leave when the deal it plays in ends."""
     verify_leave(state, seat, now)
     if not _in_current_hand(state, seat):
-        return guts.leave(state, seat, now)
+        return table.leave(state, seat, now, in_hand=False)
     return _changed(state, lambda new, events: _mark_leaving(new, seat, now, events))
 
 
 def _mark_leaving(state: State, seat: int, now: float, events: list[Event]) -> None:
-    record = state["seats"][str(seat)]
-    record["leaving"] = True
-    events.append(event("leaving", {"seat": seat, "name": record["name"]}))
+    table.mark_leaving(state, seat, events)
     if state["phase"] == SHOWDOWN:
         return
     if state["deal"]["turn"] == seat:
@@ -337,27 +185,21 @@ def _mark_leaving(state: State, seat: int, now: float, events: list[Event]) -> N
 
 def verify_rebuy(state: State, seat: int, amount: int, now: float) -> None:
     """Raise RuleError unless this seat may buy more chips now."""
-    guts.verify_rebuy(state, seat, amount, now)
+    table.verify_rebuy(state, seat, amount, in_hand=False)
     if _in_current_hand(state, seat):
-        raise RuleError(
-            "game_in_progress",
-            f"Seat {seat} is in the current deal; rebuy once it has been settled.",
-            "seat",
-        )
+        raise table.refuse_rebuy_in_hand(seat)
 
 
 def rebuy(state: State, seat: int, amount: int, now: float) -> Transition:
     """Add chips to a seat's stack."""
     verify_rebuy(state, seat, amount, now)
-    return guts.rebuy(state, seat, amount, now)
+    return table.buy_chips(state, seat, amount)
 
 
 # --------------------------------------------------------------------------- deals
 
 
-def verify_start(state: State, seat: int, now: float, deck: Deck) -> None:
-    """Raise RuleError unless this seat may start the waiting table."""
-    guts.verify_start(state, seat, now, deck)
+verify_start = table.verify_start
 
 
 def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
@@ -367,24 +209,8 @@ def start(state: State, seat: int, now: float, deck: Deck) -> Transition:
 
 
 def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
-    minimum = table.option(state, "min_players")
-    running = state["game_in_progress"]
-    if running and len(table.seat_numbers(state, "playing", funded=True)) < minimum:
-        table.abandon_short_game(state, events)
-    if not state["game_in_progress"]:
-        funded = table.seat_numbers(state, funded=True)
-        if len(funded) < minimum:
-            for record in state["seats"].values():
-                record["status"] = WAITING
-            table.set_phase(state, WAITING, None, events)
-            return
-        state["game_number"] += 1
-        state["game_in_progress"] = True
-        for seat in funded:
-            state["seats"][str(seat)]["status"] = "playing"
-        data = {"game_number": state["game_number"], "players": funded}
-        events.append(event("game_started", data))
-    _deal(state, now, deck, events)
+    if table.open_deal(state, events) is not None:
+        _deal(state, now, deck, events)
 
 
 def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
@@ -400,7 +226,7 @@ def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
         "number": state["hand_number"],
         "game_number": state["game_number"],
         "dealer": dealer,
-        "players": order,
+        "players": order,  # dealing order, from the dealer's left to the dealer
         "player_ids": {key: record["player_id"] for key, record in records.items()},
         "names": {key: record["name"] for key, record in records.items()},
         "commitment": fairness.commitment(deck.cards, deck.salt),
@@ -409,18 +235,18 @@ def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
         # Card i of the deck goes to the i-th seat of the dealing order, round after round.
         "hands": {str(s): cards[i : dealt : len(order)] for i, s in enumerate(order)},
         "wild_card": cards[dealt],
-        "wild_rank": RANKS.index(cards[dealt][0]) + 2,
-        "discard_pile": [cards[dealt + 1]],
-        "stock": cards[dealt + 2 :],
+        "wild_rank": rank_value(cards[dealt]),
+        "discard_pile": [cards[dealt + 1]],  # top last
+        "stock": cards[dealt + 2 :],  # drawn from the front
         "reshuffles": 0,
         "reshuffle_orders": [],  # each reshuffle's new stock, top first: for the history only
         "turn": None,
-        "drawn": None,
+        "drawn": None,  # this turn's draw: {card, source}
         "caller": None,
-        "last_turns": [],
-        "claims": {},
+        "last_turns": [],  # the seats still to play a last turn after the current one
+        "claims": {},  # str(seat) -> {cards, discard, category, description} of a call
         "shown": {},
-        "timeouts": [],
+        "timeouts": [],  # [{seat, reason}]
         "ranking_needed": None,
         "showdown_reason": None,
         "ranks": {},
@@ -523,7 +349,7 @@ def forms_six_card_combination(cards: Sequence[str], wild_rank: int) -> bool:
         return False
     counts: dict[str, int] = {}
     for card in cards:
-        if RANKS.index(card[0]) + 2 != wild_rank:
+        if rank_value(card) != wild_rank:
             counts[card[0]] = counts.get(card[0], 0) + 1
     natural = sorted(counts.values(), reverse=True)
     # the largest natural groups take the largest groups; wild cards fill the rest
@@ -753,9 +579,13 @@ def _take_card(state: State, seat: int, source: str, now: float, events: list[Ev
 
 
 def reshuffle_order(cards: Sequence[str], key: str, number: int) -> list[str]:
-    """Return `cards` in the order of the deal's `number`-th reshuffle (see the docstring).
+    """Return `cards` in the order of the deal's `number`-th reshuffle (n = 1, 2, ...).
 
-    `key` is the deal's `fairness.reshuffle_key`.
+    The order is that of ``sha256(key + ":" + str(n) + ":" + card)`` as lowercase hex,
+    ascending, where `key` is `fairness.reshuffle_key` of the deal's secret salt, which
+    never leaves the server; the ``reshuffled`` event publishes a commitment to it
+    (`fairness.reshuffle_commitment`), and the hand history opens to each seat the
+    places of the new stock it drew.
     """
 
     def place(card: str) -> str:
@@ -840,9 +670,7 @@ def _time_out(state: State, now: float, events: list[Event]) -> None:
 # --------------------------------------------------------------------------- settling
 
 
-def verify_settle(state: State, ranks: Mapping[str, Ranked], now: float) -> None:
-    """Raise RuleError unless a showdown is pending and `ranks` covers every laid-down hand."""
-    guts.verify_settle(state, ranks, now)
+verify_settle = table.verify_settle
 
 
 def settle(state: State, ranks: Mapping[str, Ranked], now: float) -> Transition:
@@ -937,20 +765,16 @@ def _pending(state: State) -> dict[str, Any] | None:
 
 def view(state: State, seat: int | None = None) -> dict[str, Any]:
     """Return the table as `seat` (None for a spectator) may see it."""
-    # The table around the deal is shown as Guts shows it; only the deal differs.
-    result = guts.view({**state, "deal": None}, seat)
-    result["game"] = "paiute"
+    result, seated = table.view(state, seat)
     result["pending"] = _pending(state)
     deal = state["deal"]
     if deal is None:
-        if result["you"] is not None:
+        if seated:
             result["you"] = {"seat": seat, "cards": None, "drawn": None}
         return result
     result["deal"] = _public_deal(state)
-    for key, shown in result["seats"].items():
-        shown["in_hand"] = not deal["ended"] and table.is_current_player(state, int(key))
-    if result["you"] is not None:
-        mine = seat is not None and table.is_current_player(state, seat)
+    if seated and seat is not None:
+        mine = table.is_current_player(state, seat)
         my_draw = mine and not deal["ended"] and deal["turn"] == seat
         result["you"] = {
             "seat": seat,
@@ -958,3 +782,68 @@ def view(state: State, seat: int | None = None) -> dict[str, Any]:
             "drawn": copy_state(deal["drawn"]) if my_draw else None,
         }
     return result
+
+
+# --------------------------------------------------------------------------- the game
+
+
+class PaiuteGame(TableGame):
+    """Paiute as a `Game`: the functions above, over typed states and records."""
+
+    name = "paiute"
+    moves = frozenset({Start.name, Rebuy.name, Draw.name, Discard.name, Call.name})
+
+    def verify_own(self, state: TableState, seat: int, move: Move, now: float) -> None:
+        """Raise RuleError unless `seat` may make this deal's `move` now (a call unranked:
+        all but its rank)."""
+        match move:
+            case Draw(source=source):
+                verify_draw(plain(state), seat, source, now)
+            case Discard(card=card):
+                verify_discard(plain(state), seat, card, now)
+            case Call(cards=cards, discard=spare, ranked=ranked):
+                verify_call(plain(state), seat, cards, spare, ranked, now)
+            case _:
+                raise unsupported(self.name, move)
+
+    def act_own(self, state: TableState, seat: int, move: Move, now: float) -> Moved:
+        """Apply this deal's `move` by `seat` (verified first); a call needs its rank."""
+        match move:
+            case Draw(source=source):
+                return as_moved(draw(plain(state), seat, source, now))
+            case Discard(card=card):
+                return as_moved(discard(plain(state), seat, card, now))
+            case Call(cards=cards, discard=spare, ranked=ranked):
+                if ranked is None:
+                    raise RuleError(
+                        "invalid_ranking", "A call needs the evaluator's rank of the cards."
+                    )
+                return as_moved(call(plain(state), seat, cards, spare, ranked, now))
+            case _:
+                raise unsupported(self.name, move)
+
+    def hold_turn(
+        self, state: TableState, seat: int, call: Call, now: float, seconds: float
+    ) -> Moved:
+        """Keep the seat's turn open `seconds` more: its call could not be ranked."""
+        return as_moved(hold_turn(plain(state), seat, call.cards, call.discard, now, seconds))
+
+    def hand_rules(self, state: TableState) -> HandRules:
+        """Paiute hands, with the deal's wild rank."""
+        return HandRules("paiute", wild_rank(plain(state)))
+
+
+GAME = PaiuteGame(
+    Rules(
+        validate_options,
+        new_table,
+        leave,
+        on_deadline,
+        settle,
+        view,
+        verify_start,
+        start,
+        verify_rebuy,
+        rebuy,
+    )
+)

@@ -1,22 +1,91 @@
-"""What a table is in both games: its options, seats, chips moving, phases and the end
-of a deal or a game.
+"""What a table is in both games: its state, seats, chips moving, phases, the start
+and end of a deal or a game, and the view around the deal.
 
 Pure functions over a table's state (a JSON-ready dict): Guts (`gateway.games.guts`) and
-Paiute (`gateway.games.paiute`) deal and play differently, but seat players, move chips
-between stacks and the pot, record each deal's chip flow and end deals and games the
-same way, with these.
+Paiute (`gateway.games.paiute`) deal and play differently, but seat players (sit, leave,
+rebuy), start games, move chips between stacks and the pot, record each deal's chip flow,
+end deals and games and show the table the same way, with these. The rules as played:
+docs/rules.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gateway.games.common import Event, RuleError, event
+from gateway.games.common import (
+    Deck,
+    Event,
+    Ranked,
+    RuleError,
+    Transition,
+    copy_state,
+    display_name,
+    event,
+    name_key,
+    verify_deck,
+)
 
 State = dict[str, Any]
 
+# The phases both games have; each game adds the phases of its deals.
+WAITING = "waiting"
+SHOWDOWN = "showdown"
 BETWEEN_DEALS = "between_deals"
+
+MAX_NAME_LENGTH = 32
+
+
+def new_table(game: str, options: dict[str, Any], table_id: str, now: float) -> State:
+    """The state of an empty table of `game` with checked `options`, waiting for players."""
+    return {
+        "game": game,
+        "table_id": table_id,
+        "version": 0,
+        "created_at": now,
+        "options": options,
+        "phase": WAITING,
+        "deadline": None,
+        "hand_number": 0,
+        "game_number": 0,
+        "game_in_progress": False,
+        "pot": 0,
+        "reserve": 0,
+        "dealer": None,
+        "seats": {},
+        "next_player_id": 1,
+        "chips_bought": 0,
+        "chips_cashed": 0,
+        "deal": None,
+    }
+
+
+def chips_on_table(state: State) -> int:
+    """Return the sum of all stacks, the pot and the reserve."""
+    stacks = sum(int(seat["stack"]) for seat in state["seats"].values())
+    return stacks + int(state["pot"]) + int(state["reserve"])
+
+
+def next_deadline(state: State) -> float | None:
+    """Return the time at which the game's `on_deadline` has work to do, or None."""
+    deadline: float | None = state["deadline"]
+    return deadline
+
+
+def ranking_request(state: State) -> dict[str, list[str]] | None:
+    """Return the hands a pending showdown needs ranked, keyed by str(seat) (and "ghost")."""
+    if state["phase"] != SHOWDOWN:
+        return None
+    needed: dict[str, list[str]] = state["deal"]["ranking_needed"]
+    return {key: list(cards) for key, cards in needed.items()}
+
+
+def finished_deal(state: State) -> dict[str, Any] | None:
+    """Return the record of the last deal, deck and salt included, once it has ended."""
+    deal = state["deal"]
+    if deal is None or not deal["ended"]:
+        return None
+    return copy_state(dict(deal))
 
 
 def option(state: State, name: str) -> Any:
@@ -190,3 +259,227 @@ def is_current_player(state: State, seat: int) -> bool:
         and record is not None
         and deal["player_ids"].get(str(seat)) == record["player_id"]
     )
+
+
+# --------------------------------------------------------------------------- seats
+
+
+def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
+    """Raise RuleError unless a new player may sit down with this name and buy-in."""
+    shown = display_name(name, MAX_NAME_LENGTH)
+    if shown is None:
+        raise RuleError(
+            "invalid_name",
+            f"A name must be 1 to {MAX_NAME_LENGTH} characters long, not counting spaces"
+            " at either end, with no control or invisible formatting character.",
+            "name",
+        )
+    low, high = option(state, "min_buy_in"), option(state, "max_buy_in")
+    if isinstance(buy_in, bool) or not isinstance(buy_in, int) or not low <= buy_in <= high:
+        raise RuleError(
+            "invalid_buy_in",
+            f"The buy-in must be a whole number of chips from {low} to {high}.",
+            "buy_in",
+        )
+    wanted = name_key(shown)
+    if any(name_key(seat["name"]) == wanted for seat in state["seats"].values()):
+        raise RuleError("name_taken", f"Someone at this table already goes by {shown!r}.", "name")
+    if len(state["seats"]) >= option(state, "max_players"):
+        raise RuleError("table_full", "Every seat at this table is taken.")
+
+
+def sit(state: State, name: str, buy_in: int, now: float) -> Transition:
+    """Seat a new player in the lowest free seat; they join at the start of the next game."""
+    verify_sit(state, name, buy_in, now)
+    new = copy_state(state)
+    seat = next(n for n in range(1, option(new, "max_players") + 1) if str(n) not in new["seats"])
+    new["seats"][str(seat)] = {
+        "name": display_name(name, MAX_NAME_LENGTH),
+        "stack": buy_in,
+        "status": "waiting",
+        "leaving": False,
+        "skip_ante": False,
+        "player_id": new["next_player_id"],
+        "bought_in": buy_in,
+        "sat_at": now,
+    }
+    new["next_player_id"] += 1
+    new["chips_bought"] += buy_in
+    data = {"seat": seat, "name": name.strip(), "stack": buy_in, "status": "waiting"}
+    return new, [event("seated", data)]
+
+
+def verify_leave(state: State, seat: int, now: float) -> None:
+    """Raise RuleError unless this seat may ask to leave."""
+    record = verify_seated(state, seat)
+    if record["leaving"]:
+        raise RuleError(
+            "already_left", f"Seat {seat} already leaves at the end of this deal.", "seat"
+        )
+
+
+def mark_leaving(state: State, seat: int, events: list[Event]) -> None:
+    """Mark a seat dealt into the current deal to leave when the deal ends."""
+    record = state["seats"][str(seat)]
+    record["leaving"] = True
+    events.append(event("leaving", {"seat": seat, "name": record["name"]}))
+
+
+def leave(state: State, seat: int, now: float, in_hand: bool) -> Transition:
+    """Cash a seat out now, or at the end of the deal if it is `in_hand` (dealt into it)."""
+    verify_leave(state, seat, now)
+    new = copy_state(state)
+    events: list[Event] = []
+    if in_hand:
+        mark_leaving(new, seat, events)
+    else:
+        remove_seat(new, seat, "left", events)
+    return new, events
+
+
+def refuse_rebuy_in_hand(seat: int) -> RuleError:
+    """The error for a rebuy by a seat dealt into the deal being played."""
+    return RuleError(
+        "game_in_progress",
+        f"Seat {seat} is in the current deal; rebuy once it has been settled.",
+        "seat",
+    )
+
+
+def verify_rebuy(state: State, seat: int, amount: int, in_hand: bool) -> None:
+    """Raise RuleError unless this seat, `in_hand` or not, may buy `amount` more chips."""
+    if not option(state, "rebuy"):
+        raise RuleError("rebuy_not_allowed", "This table does not allow rebuys.")
+    record = verify_seated(state, seat)
+    if state["phase"] == SHOWDOWN:
+        raise RuleError("showdown_pending", "Wait until the showdown has been settled.")
+    if record["leaving"]:
+        raise RuleError("already_left", f"Seat {seat} is leaving and cannot rebuy.", "seat")
+    if in_hand:
+        raise refuse_rebuy_in_hand(seat)
+    low, high = option(state, "min_buy_in"), option(state, "max_buy_in")
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+        raise RuleError(
+            "invalid_buy_in", "A rebuy must be a positive whole number of chips.", "amount"
+        )
+    if not low <= record["stack"] + amount <= high:
+        raise RuleError(
+            "invalid_buy_in",
+            f"After a rebuy the stack must hold from {low} to {high} chips;"
+            f" seat {seat} holds {record['stack']}.",
+            "amount",
+        )
+
+
+def buy_chips(state: State, seat: int, amount: int) -> Transition:
+    """Add a verified rebuy's chips to a seat's stack."""
+    new = copy_state(state)
+    record = new["seats"][str(seat)]
+    record["stack"] += amount
+    record["bought_in"] += amount
+    new["chips_bought"] += amount
+    return new, [event("rebought", {"seat": seat, "amount": amount, "stack": record["stack"]})]
+
+
+# --------------------------------------------------------------------------- games
+
+
+def verify_start(state: State, seat: int, now: float, deck: Deck) -> None:
+    """Raise RuleError unless this seat may start the waiting table."""
+    verify_seated(state, seat)
+    if state["phase"] == SHOWDOWN:
+        raise RuleError("showdown_pending", "Wait until the showdown has been settled.")
+    if state["phase"] != WAITING:
+        raise RuleError("already_started", "The table is already playing.")
+    needed = option(state, "min_players")
+    if len(seat_numbers(state, funded=True)) < needed:
+        raise RuleError(
+            "not_enough_players", f"At least {needed} seated players with chips are needed."
+        )
+    verify_deck(deck)
+
+
+def open_deal(state: State, events: list[Event]) -> bool | None:
+    """Before a deal: end a game too few seats with chips can go on with, and start one.
+
+    True when a new game starts with this deal (every seat with chips plays in it),
+    False when the running game goes on, None when too few seats hold chips: the table
+    goes back to waiting and no deal starts.
+    """
+    minimum = option(state, "min_players")
+    if state["game_in_progress"] and len(seat_numbers(state, "playing", funded=True)) < minimum:
+        abandon_short_game(state, events)
+    if state["game_in_progress"]:
+        return False
+    funded = seat_numbers(state, funded=True)
+    if len(funded) < minimum:
+        for record in state["seats"].values():
+            record["status"] = WAITING
+        set_phase(state, WAITING, None, events)
+        return None
+    state["game_number"] += 1
+    state["game_in_progress"] = True
+    for seat in funded:
+        state["seats"][str(seat)]["status"] = "playing"
+    events.append(event("game_started", {"game_number": state["game_number"], "players": funded}))
+    return True
+
+
+def verify_settle(state: State, ranks: Mapping[str, Ranked], now: float) -> None:
+    """Raise RuleError unless a showdown is pending and `ranks` covers every hand in it."""
+    if state["phase"] != SHOWDOWN:
+        raise RuleError("not_in_showdown", "No showdown is waiting to be settled.")
+    for key in state["deal"]["ranking_needed"]:
+        rank = ranks.get(key) if isinstance(ranks, Mapping) else None
+        if not isinstance(rank, Ranked):
+            raise RuleError(
+                "invalid_ranking", f"The ranking has no rank for hand {key!r}.", "ranks"
+            )
+        if isinstance(rank.strength, bool) or not isinstance(rank.strength, int):
+            raise RuleError(
+                "invalid_ranking", f"The strength of hand {key!r} is not a whole number.", "ranks"
+            )
+
+
+# --------------------------------------------------------------------------- views
+
+
+def view(state: State, seat: int | None) -> tuple[dict[str, Any], bool]:
+    """The table around its deal as `seat` may see it, and whether `seat` is seated.
+
+    The game fills in ``deal``, ``pending`` and ``you`` (None here).
+    """
+    deal = state["deal"]
+    playing = deal is not None and not deal["ended"]
+    seats = {}
+    for key in sorted(state["seats"], key=int):
+        record = state["seats"][key]
+        seats[key] = {
+            "seat": int(key),
+            "name": record["name"],
+            "stack": record["stack"],
+            "status": record["status"],
+            "leaving": record["leaving"],
+            "out_of_chips": record["stack"] == 0,
+            "in_hand": playing and is_current_player(state, int(key)),
+        }
+    result: dict[str, Any] = {
+        "game": state["game"],
+        "table_id": state["table_id"],
+        "version": state["version"],
+        "options": dict(state["options"]),
+        "phase": state["phase"],
+        "deadline": state["deadline"],
+        "hand_number": state["hand_number"],
+        "game_number": state["game_number"],
+        "game_in_progress": state["game_in_progress"],
+        "pot": state["pot"],
+        "reserve": state["reserve"],
+        "dealer": state["dealer"],
+        "seats": seats,
+        "deal": None,
+        "pending": None,
+        "you": None,
+    }
+    seated = seat is not None and is_seat_number(seat) and str(seat) in state["seats"]
+    return result, seated
