@@ -7,9 +7,14 @@ STAMP := $(VENV)/.installed
 PROTO_DIR := protos
 PROTO_SRC := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator.proto
 PROTO_OUT := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator_pb2_grpc.py
+# the SDK's own checks for Python 3.9 run in an environment of their own (httpx and the
+# checkers only): the newest mypy that still targets 3.9 is older than the server's
+CLIENT_LINT := $(VENV)/client-lint
+CLIENT_LINT_STAMP := $(CLIENT_LINT)/.installed
+CLIENT_SOURCES := clients/python/cardroom_client clients/python/examples
 
 .PHONY: all install protos run test test-fast lint bench bench-evaluator bench-gateway \
-	loadtest loadtest-evaluator demo browser screenshots clean \
+	loadtest loadtest-evaluator demo browser screenshots dist clean \
 	test-images
 
 all: test
@@ -21,6 +26,12 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml
 	touch $@
 
 install: $(STAMP)
+
+$(CLIENT_LINT_STAMP): clients/python/pyproject.toml
+	$(PYTHON) -m venv $(CLIENT_LINT)
+	$(CLIENT_LINT)/bin/pip install --quiet --upgrade pip
+	$(CLIENT_LINT)/bin/pip install --quiet --group clients/python/pyproject.toml:lint -e clients/python
+	touch $@
 
 $(PROTO_OUT): $(PROTO_SRC) $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -I$(PROTO_DIR) \
@@ -56,10 +67,13 @@ test-images: protos
 test-fast: protos
 	$(BIN)/python -m pytest -q tests/unit
 
-lint: protos
+lint: protos $(CLIENT_LINT_STAMP)
 	$(BIN)/ruff check gateway evaluator clients tests bench deploy
 	$(BIN)/ruff format --check gateway evaluator clients tests bench deploy
 	$(BIN)/mypy gateway evaluator clients/python/cardroom_client deploy tests bench
+	$(CLIENT_LINT)/bin/mypy --config-file clients/python/pyproject.toml $(CLIENT_SOURCES)
+	$(BIN)/mypy --python-version 3.13 $(CLIENT_SOURCES)
+	$(CLIENT_LINT)/bin/vermin --no-tips --target=3.9- $(CLIENT_SOURCES)
 	$(BIN)/python -m deploy.validate
 
 bench: bench-evaluator bench-gateway
@@ -91,6 +105,11 @@ screenshots: protos browser
 demo: protos
 	$(BIN)/python -m deploy.demo $(ARGS)
 
+# the server's wheel and the SDK's (cardroom-client), each built as pip builds it
+dist: protos
+	rm -rf dist
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir dist . clients/python
+
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var dist .pytest_cache .mypy_cache .ruff_cache
 	find $(PROTO_DIR) -name '*_pb2*.py*' -delete

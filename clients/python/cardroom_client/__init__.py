@@ -70,7 +70,9 @@ from cardroom_client.models import (
     You,
 )
 from cardroom_client.sse import EventStream
-from cardroom_client.transport import RetryPolicy, new_idempotency_key
+from cardroom_client.transport import VERSION, RetryPolicy, new_idempotency_key
+
+__version__ = VERSION
 
 __all__ = [
     "RULE_CODES",
@@ -119,6 +121,7 @@ __all__ = [
     "Unavailable",
     "Unprocessable",
     "You",
+    "__version__",
     "dealt_places",
     "deck_commitment",
     "error_for",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 import httpx
 
@@ -33,7 +33,8 @@ from cardroom_client.transport import RetryPolicy, Transport
 
 Choice = Literal["in", "out"]
 Source = Literal["stock", "discard"]
-ETag = str | Table
+# Union, not `|`: evaluated at run time, where Python 3.9 has no `|` of types
+ETag = Union[str, Table]
 
 
 def _etag_header(name: str, value: ETag | None) -> dict[str, str]:

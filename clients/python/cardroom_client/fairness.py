@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cardroom_client.errors import FairnessError
-from cardroom_client.models import Event, HandHistory
+from cardroom_client.models import SLOTS, Event, HandHistory
 
 FORMULA = (
     "commitment = sha256(','.join(leaf[i] for i in 0..51));"
@@ -43,7 +43,7 @@ PAIUTE_HAND = 5
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class FairnessReport:
     """A proof that held: the commitment and each check that was made, in words."""
 

@@ -8,9 +8,14 @@ turned into ints).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, Union
+
+# Results and options keep no per-instance dict where dataclasses can say so: `slots`
+# came in Python 3.10, and on 3.9 they are plain frozen dataclasses.
+SLOTS: dict[str, bool] = {"slots": True} if sys.version_info >= (3, 10) else {}
 
 Json = dict[str, Any]
 GameName = Literal["guts", "paiute"]
@@ -28,7 +33,7 @@ def _cards(value: Sequence[str] | None) -> tuple[str, ...] | None:
 # ---------------------------------------------------------------------- options
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class _Options:
     """Options left as None take the gateway's defaults."""
 
@@ -41,7 +46,7 @@ class _Options:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class GutsOptions(_Options):
     """A Guts table's options (README, "Guts table options"); None: the default."""
 
@@ -66,7 +71,7 @@ class GutsOptions(_Options):
     game: Literal["guts"] = field(default="guts", init=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class PaiuteOptions(_Options):
     """A Paiute table's options (README, "Paiute tables"); None: the default."""
 
@@ -83,13 +88,14 @@ class PaiuteOptions(_Options):
     game: Literal["paiute"] = field(default="paiute", init=False)
 
 
-TableOptions = GutsOptions | PaiuteOptions
+# Union, not `|`: this alias is evaluated at run time, where Python 3.9 has no `|` of types
+TableOptions = Union[GutsOptions, PaiuteOptions]
 
 
 # ---------------------------------------------------------------------- tables
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class SeatState:
     """A taken seat as everyone sees it."""
 
@@ -115,7 +121,7 @@ class SeatState:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Pending:
     """What the table waits for: `action` from `seats` before `deadline` (epoch seconds).
 
@@ -133,7 +139,7 @@ class Pending:
         return cls(str(body["action"]), tuple(body.get("seats") or ()), body.get("deadline"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Drawn:
     """The card a Paiute seat just drew and where from (`card` None: hidden from you)."""
 
@@ -150,7 +156,7 @@ class Drawn:
         return cls(str(body["source"]), body.get("card"), None if seat is None else int(seat))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class You:
     """Your own seat, present when the table was read with your seat token."""
 
@@ -170,7 +176,7 @@ class You:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Deal:
     """The current or last deal as everyone sees it.
 
@@ -249,7 +255,7 @@ class Deal:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Table:
     """A table as the caller may see it; `version` is its ETag (see `etag`)."""
 
@@ -303,7 +309,7 @@ class Table:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class TableSummary:
     """A table as the lobby lists it."""
 
@@ -333,7 +339,7 @@ class TableSummary:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class LobbyPage:
     """One page of the lobby; `next_cursor` is None on the last page."""
 
@@ -341,7 +347,7 @@ class LobbyPage:
     next_cursor: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class LeaveResult:
     """A leave: gone now (`left`, with `cashed_out` chips) or when the deal is settled."""
 
@@ -354,7 +360,7 @@ class LeaveResult:
 # ---------------------------------------------------------------------- events
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Event:
     """One entry of a table's event log; `private` ones reach only their seat."""
 
@@ -378,7 +384,7 @@ class Event:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class EventPage:
     """Events after a cursor; pass `next` as the next `after`."""
 
@@ -386,7 +392,7 @@ class EventPage:
     next: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class ActionResult:
     """A move's answer: the table after it and the events it produced (as you see them)."""
 
@@ -395,7 +401,7 @@ class ActionResult:
     replayed: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class MoveAccepted:
     """A move made with `Prefer: return=minimal`: no table, only the version it made.
 
@@ -415,7 +421,7 @@ class MoveAccepted:
 # ---------------------------------------------------------------------- hand histories
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Opening:
     """One opened place of the deck: its card and the salt that hid it."""
 
@@ -424,7 +430,7 @@ class Opening:
     salt: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class ReshuffleProof:
     """A Paiute reshuffle's proof: its stock's leaves, those places the reader drew opened."""
 
@@ -434,7 +440,7 @@ class ReshuffleProof:
     opened: tuple[Opening, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Fairness:
     """The proof: the 52 `leaves` hash to `commitment`; each opening hashes to its leaf.
 
@@ -460,7 +466,7 @@ def _openings(items: Any) -> tuple[Opening, ...]:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class HandHistory:
     """A finished deal: its events (as the caller may see them), showdown, chips, proof."""
 
@@ -514,7 +520,7 @@ class HandHistory:
 # ---------------------------------------------------------------------- evaluator
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class RankedHand:
     """One hand's rank: higher `strength` wins, equal ties; Paiute's `leftover` card."""
 
@@ -536,7 +542,7 @@ class RankedHand:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Odds:
     """A Guts hand's chances against random hands (`exact` when every deal was counted)."""
 
@@ -564,7 +570,7 @@ class Odds:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Readiness:
     """`/readyz`: whether Redis and the evaluator answer ("ok", "unavailable", "unknown")."""
 

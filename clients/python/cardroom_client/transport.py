@@ -29,8 +29,11 @@ from typing import Any
 import httpx
 
 from cardroom_client.errors import CardroomError, ConnectionFailed, from_problem
+from cardroom_client.models import SLOTS
 
-USER_AGENT = "cardroom-client/0.1.0"
+# the package's version (pyproject.toml reads it from here)
+VERSION = "0.1.0"
+USER_AGENT = f"cardroom-client/{VERSION}"
 RETRYABLE_STATUSES: frozenset[int] = frozenset({429, 502, 503, 504})
 RETRYABLE_CODES: frozenset[str] = frozenset({"idempotency_in_progress", "conflict"})
 # Failures where the request may not have reached the server, or its answer was lost.
@@ -41,7 +44,7 @@ NETWORK_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class RetryPolicy:
     """How a call is retried: at most `attempts` tries within `deadline` seconds in all.
 
