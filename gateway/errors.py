@@ -269,5 +269,6 @@ def internal_error() -> ApiError:
 
 def from_rule_error(code: str, detail: str, field: str | None) -> ApiError:
     """Return the ApiError for a game rule's code, status from RULE_ERROR_STATUS."""
-    status = RULE_ERROR_STATUS.get(code, RULE_ERROR_DEFAULT_STATUS)
+    # a rule may also raise one of the gateway's own codes (invalid_card, unsupported_action)
+    status = RULE_ERROR_STATUS.get(code) or PROBLEM_CODES.get(code, (RULE_ERROR_DEFAULT_STATUS,))[0]
     return ApiError(status, code, code.replace("_", " ").capitalize(), detail, field=field)

@@ -128,7 +128,12 @@ Move = Start | Declare | Rebuy | Draw | Discard | Call
 
 def unsupported(game: str, move: Move) -> RuleError:
     """The error for a move that `game` has not."""
-    return RuleError("unsupported_action", f"A {game} table has no {move.name!r} move.", "action")
+    return unsupported_move(game, move.name)
+
+
+def unsupported_move(game: str, name: str) -> RuleError:
+    """The error for a move called `name` that `game` has not."""
+    return RuleError("unsupported_action", f"A {game} table has no {name!r} move.", "action")
 
 
 # --------------------------------------------------------------------------- records

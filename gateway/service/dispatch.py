@@ -1,42 +1,32 @@
-"""The games a table can be, and the card text their moves name."""
+"""The service's way to a game: the `Game` protocol over the JSON states the store keeps.
+
+The store keeps a table's state as a plain JSON dict (with keys of the service's own
+beside the rules'); the games take and give `TableState`s and `Moved` records. These
+few functions are the one place the two meet.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
-from gateway.errors import ApiError
-from gateway.games import guts, paiute
+from gateway.games.common import Event, Transition
+from gateway.games.game import Game, Moved, TableState
+from gateway.games.registry import GAMES, game_for
 
-GAMES: dict[str, ModuleType] = {"guts": guts, "paiute": paiute}
-MOVES = {
-    "guts": frozenset({"start", "declare", "rebuy"}),
-    "paiute": frozenset({"start", "rebuy", "draw", "discard", "call"}),
-}
+__all__ = ["GAMES", "game_of", "table_state", "transition"]
 
 
-def shown_cards(action: Mapping[str, Any]) -> tuple[list[str], str | None]:
-    """A Paiute call's shown cards and discard (None: all six shown), in canonical form."""
-    cards = [canonical_card(card, "cards") for card in action["cards"]]
-    spare = action.get("discard")
-    return cards, None if spare is None else canonical_card(spare, "discard")
+def game_of(state: Mapping[str, Any]) -> Game:
+    """The game a stored state is played in."""
+    return game_for(state)
 
 
-_RANKS = {"10": "T", **{rank: rank for rank in "23456789TJQKA"}}
+def table_state(state: Mapping[str, Any]) -> TableState:
+    """A stored state as the games take it (the same dict)."""
+    return cast(TableState, state)
 
 
-def canonical_card(text: str, field: str) -> str:
-    """A card as the rules write it ("Ah", "Td"), from any spelling ("ah", "10d")."""
-    cleaned = text.strip()
-    rank = _RANKS.get(cleaned[:-1].upper())
-    suit = cleaned[-1:].lower()
-    if rank is None or suit not in ("c", "d", "h", "s"):
-        raise ApiError(
-            422,
-            "invalid_card",
-            "Invalid card",
-            f"{text!r} is not a card (rank 2-10, J, Q, K or A, then c, d, h or s).",
-            field=field,
-        )
-    return rank + suit
+def transition(moved: Moved) -> Transition:
+    """A move's record as the change loop takes it: the new state and its events."""
+    return cast(dict[str, Any], moved.state), cast(list[Event], list(moved.events))

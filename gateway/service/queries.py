@@ -17,7 +17,7 @@ from gateway.adapters.store import TableRecord, TableStore, closed_key
 from gateway.errors import ApiError, invalid_token, problem
 from gateway.games import fairness
 from gateway.service.decks import TABLE_ID
-from gateway.service.dispatch import GAMES
+from gateway.service.dispatch import game_of, table_state
 from gateway.service.visibility import SPECTATOR, Viewer, public_event
 
 
@@ -74,8 +74,7 @@ class TableQueries:
     def present(self, record: TableRecord | dict[str, Any], viewer: Viewer) -> dict[str, Any]:
         """The table as `viewer` may see it."""
         state = record.state if isinstance(record, TableRecord) else record
-        module = GAMES[state["game"]]
-        shown: dict[str, Any] = module.view(state, viewer.seat)
+        shown = game_of(state).view(table_state(state), viewer.seat)
         shown["id"] = state["table_id"]
         shown["name"] = state.get("name")
         return shown

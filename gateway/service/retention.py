@@ -19,7 +19,7 @@ from typing import Any
 
 from gateway.adapters.store import Close, TableRecord, Trim
 from gateway.games.common import Event, RuleError, Transition, copy_state
-from gateway.service.dispatch import GAMES
+from gateway.service.dispatch import game_of, table_state, transition
 
 # watchers still receive a closed table's last events for this long; then its keys go
 CLOSE_GRACE_SECONDS = 60
@@ -52,7 +52,7 @@ class Retention:
 
     def close_idle(self, state: dict[str, Any], now: float) -> Transition:
         """Cash out every seat that is not in a deal; close the table once nobody is left."""
-        module = GAMES[state["game"]]
+        game = game_of(state)
         events: list[Event] = []
         state = copy_state(state)
         if state.get("closing") is None:
@@ -63,7 +63,7 @@ class Retention:
             if seat is None or seat.get("leaving"):
                 continue
             try:
-                state, more = module.leave(state, int(key), now)
+                state, more = transition(game.leave(table_state(state), int(key), now))
             except RuleError:
                 continue
             events += more

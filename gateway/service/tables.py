@@ -20,7 +20,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway import jsonio
@@ -45,10 +45,10 @@ from gateway.errors import (
     stale_version,
     wrong_seat,
 )
-from gateway.games import paiute
 from gateway.games.common import Deck, Event, RuleError, Transition, display_name
+from gateway.games.game import Call, move_of, unsupported_move
 from gateway.service.decks import new_table_id, shuffled_deck
-from gateway.service.dispatch import GAMES, MOVES, canonical_card, shown_cards
+from gateway.service.dispatch import GAMES, game_of, table_state, transition
 from gateway.service.idempotency import Idempotency, IfMatch, Outcome, Replays, error_outcome
 from gateway.service.queries import TableQueries
 from gateway.service.retention import Retention
@@ -136,8 +136,8 @@ class TableService(TableQueries):
         options = dict(body)
         game = options.pop("game")
         name = options.pop("name", None)
-        module = GAMES.get(game)
-        if module is None:
+        rules = GAMES.get(game)
+        if rules is None:
             raise ApiError(
                 422,
                 "unsupported_game",
@@ -161,7 +161,7 @@ class TableService(TableQueries):
             now = self.clock()
             table_id = new_table_id()
             try:
-                state = module.new_table(options, table_id, now)
+                state = dict(rules.new_table(options, table_id, now))
             except RuleError as error:
                 raise from_rule_error(error.code, error.detail, error.field) from None
             if name is not None:
@@ -221,9 +221,7 @@ class TableService(TableQueries):
         token = secrets.token_bytes(32).hex()
 
         def move(state: dict[str, Any]) -> Transition:
-            module = GAMES[state["game"]]
-            result: Transition = module.sit(state, name, buy_in, self.clock())
-            return result
+            return transition(game_of(state).sit(table_state(state), name, buy_in, self.clock()))
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
             seat = next(e["data"]["seat"] for e in events if e["type"] == "seated")
@@ -270,8 +268,7 @@ class TableService(TableQueries):
                 raise wrong_seat(seat)
 
         def move(state: dict[str, Any]) -> Transition:
-            result: Transition = GAMES[state["game"]].leave(state, seat, self.clock())
-            return result
+            return transition(game_of(state).leave(table_state(state), seat, self.clock()))
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
             cashed = next(
@@ -326,34 +323,19 @@ class TableService(TableQueries):
         def move(state: dict[str, Any]) -> Transition:
             seat = viewer.seat
             assert seat is not None  # authorize() refused a spectator already
-            module = GAMES[state["game"]]
+            game = game_of(state)
+            if kind not in game.moves:
+                raise unsupported_move(state["game"], kind)
             now = self.clock()
-            if kind not in MOVES[state["game"]]:
-                raise ApiError(
-                    422,
-                    "unsupported_action",
-                    "Unsupported action",
-                    f"A {state['game']} table has no {kind!r} move.",
-                    field="action",
-                )
-            result: Transition
-            if kind == "start":
-                result = module.start(state, seat, now, self.deck_source())
-            elif kind == "declare":
-                result = module.declare(state, seat, action["choice"], now)
-            elif kind == "rebuy":
-                result = module.rebuy(state, seat, action["amount"], now)
-            elif kind == "draw":
-                result = module.draw(state, seat, action["source"], now)
-            elif kind == "discard":
-                result = module.discard(state, seat, canonical_card(action["card"], "card"), now)
-            else:
-                cards, spare = shown_cards(action)
+            played = move_of(action, self.deck_source)
+            table = table_state(state)
+            if isinstance(played, Call):
                 # the rules refuse a malformed call before the evaluator is asked to rank it
-                module.verify_call(state, seat, cards, spare, None, now)
-                ranked = self.evaluator.rank("paiute", cards, module.wild_rank(state))
-                result = module.call(state, seat, cards, spare, ranked, now)
-            return result
+                game.verify(table, seat, played, now)
+                rules = game.hand_rules(table)
+                ranked = self.evaluator.rank(rules.game, played.cards, rules.wild_rank)
+                played = replace(played, ranked=ranked)
+            return transition(game.act(table, seat, played, now))
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
             if minimal:
@@ -414,9 +396,12 @@ class TableService(TableQueries):
 
         def move(state: dict[str, Any]) -> Transition:
             assert seat is not None  # authorize() refused a spectator already
-            cards, spare = shown_cards(action)
+            call = move_of(action, self.deck_source)
+            assert isinstance(call, Call)  # only a call is held
             now = self.clock()
-            held, events = paiute.hold_turn(state, seat, cards, spare, now, CALL_HOLD_SECONDS)
+            held, events = transition(
+                game_of(state).hold_turn(table_state(state), seat, call, now, CALL_HOLD_SECONDS)
+            )
             if events:
                 held.setdefault("turn_held_from", {"seat": seat, "version": state["version"]})
             return held, events
@@ -448,7 +433,9 @@ class TableService(TableQueries):
                 state, events = self.retention.close_idle(state, now)
                 if state.get("closed_at") is not None:
                     return state, events
-            state, more = GAMES[state["game"]].on_deadline(state, now, self.deck_source())
+            state, more = transition(
+                game_of(state).on_deadline(table_state(state), now, self.deck_source())
+            )
             return state, events + more
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
@@ -461,9 +448,10 @@ class TableService(TableQueries):
         """When the clock next has work on this table: the game's deadline, a showdown
         left unsettled (the evaluator did not answer: tried again in a second), or
         idleness."""
-        module = GAMES[state["game"]]
-        game: float | None = module.next_deadline(state)
-        if game is None and module.ranking_request(state) is not None:
+        rules = game_of(state)
+        table = table_state(state)
+        game: float | None = rules.next_deadline(table)
+        if game is None and rules.ranking_request(table) is not None:
             game = (self.clock() if now is None else now) + SHOWDOWN_RETRY_SECONDS
         if self.retention.idle_seconds <= 0 or state.get("closed_at") is not None:
             return game
@@ -484,15 +472,14 @@ class TableService(TableQueries):
         its showdown phase and the clock settles it once the evaluator answers
         (`next_deadline`). With nothing else to keep, the evaluator's error is raised.
         """
-        module = GAMES[state["game"]]
-        needed = module.ranking_request(state)
+        game = game_of(state)
+        table = table_state(state)
+        needed = game.ranking_request(table)
         if needed is None:
             return state, events
+        rules = game.hand_rules(table)
         try:
-            if state["game"] == "guts":
-                ranks = self.evaluator.showdown(f"guts{state['options']['cards']}", needed)
-            else:
-                ranks = self.evaluator.showdown(state["game"], needed, module.wild_rank(state))
+            ranks = self.evaluator.showdown(rules.game, needed, rules.wild_rank)
         except EvaluatorUnavailable as error:
             if not events:
                 raise
@@ -501,7 +488,7 @@ class TableService(TableQueries):
                 extra={"table": state.get("table_id"), "detail": error.detail},
             )
             return state, events
-        settled, more = module.settle(state, ranks, self.clock())
+        settled, more = transition(game.settle(table, ranks, self.clock()))
         return settled, events + more
 
     def _stored_events(
@@ -537,7 +524,7 @@ class TableService(TableQueries):
         for item in stored:
             if item["type"] == "deal_started":
                 state["deal_first_event"] = item["id"]
-        deal = GAMES[state["game"]].finished_deal(state)
+        deal = game_of(state).finished_deal(table_state(state))
         if deal is None or not any(item["type"] == "deal_ended" for item in stored):
             return extra, None
         last = next(item["id"] for item in stored if item["type"] == "deal_ended")

@@ -1,6 +1,6 @@
 """Every parser of client input, fuzzed: it returns a valid value or raises its documented error.
 
-Cards and hands (`evaluator.cards`, `gateway.service.dispatch.canonical_card`), request bodies
+Cards and hands (`evaluator.cards`, `gateway.games.cards.canonical_card`), request bodies
 (`gateway.http.schemas.parse_json_body`, for every request schema, from arbitrary bytes, JSON
 and content types) and the gateway's query parameters and headers (`limit`, `after`,
 `wait`, `cursor`, Authorization, Idempotency-Key, If-Match, Last-Event-ID). A parser
@@ -32,11 +32,12 @@ from evaluator.cards import (
     parse_card,
     parse_cards,
 )
-from gateway.errors import PROBLEM_CODES, RULE_ERROR_STATUS, ApiError
+from gateway.errors import PROBLEM_CODES, RULE_ERROR_STATUS, ApiError, from_rule_error
+from gateway.games.cards import canonical_card
+from gateway.games.common import RuleError
 from gateway.http.etags import if_match
 from gateway.http.routes import tables as table_routes
 from gateway.http.schemas import parse_json_body, validator_for
-from gateway.service.dispatch import canonical_card
 from gateway.settings import Settings
 
 T = TypeVar("T")
@@ -149,10 +150,18 @@ def test_check_hand_accepts_only_distinct_indexes_of_a_valid_size(
     assert all(isinstance(card, int) and 0 <= card <= 51 for card in cards)
 
 
+def card_or_problem(text: str) -> str:
+    """The card `text` names, or the problem the gateway answers its RuleError with."""
+    try:
+        return canonical_card(text, "card")
+    except RuleError as error:
+        raise from_rule_error(error.code, error.detail, error.field) from None
+
+
 @fuzz(1500)
 @given(any_text)
 def test_canonical_card_returns_a_card_or_invalid_card(text: str) -> None:
-    card = attempt(lambda: canonical_card(text, "card"))
+    card = attempt(lambda: card_or_problem(text))
     if isinstance(card, ApiError):
         assert (card.status, card.code, card.field) == (422, "invalid_card", "card")
         return
