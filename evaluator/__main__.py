@@ -18,6 +18,7 @@ Every setting comes from a flag or, failing that, from the environment:
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import os
 import signal
@@ -29,6 +30,7 @@ import numpy as np
 from prometheus_client import start_http_server
 
 from evaluator.batch import rank_guts_batch, rank_paiute_batch
+from evaluator.paiute import Valuation
 from evaluator.server import TlsFiles, create_server
 from evaluator.telemetry import configure_logging
 
@@ -66,8 +68,8 @@ def warm_up() -> None:
     """Build the lookup tables before reporting SERVING, so no caller waits for them."""
     rank_guts_batch(np.array([[0, 4]], dtype=np.uint8), 2)
     rank_guts_batch(np.array([[0, 4, 8]], dtype=np.uint8), 3)
-    for size in (5, 6):
-        rank_paiute_batch(np.arange(size, dtype=np.uint8).reshape(1, size), 2)
+    for size, valuation in itertools.product((5, 6), Valuation):
+        rank_paiute_batch(np.arange(size, dtype=np.uint8).reshape(1, size), 2, valuation)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -6,7 +6,8 @@ evaluator.paiute, so both paths share one definition of the rules.
 Guts: a direct table over every ordered tuple of card indexes (52**2 or 52**3 entries),
 indexed by c0 * 2704 + c1 * 52 + c2, so the cards need no sorting.
 
-Paiute: the best of two table lookups per hand.
+Paiute: the best of two table lookups per hand (one for a six-card hand valued, as the
+rules value six cards shown, only as a six-card combination: `Valuation`).
 - Groups (five of a kind and the six-card combinations) depend only on the multiset of
   ranks with every wild card written as a fourteenth symbol. A sorting network orders the
   symbols of each hand and their combinadic index (the sum of C(s_i + i, i + 1)) addresses
@@ -36,9 +37,11 @@ from evaluator.paiute import (
     ORDER_SHIFT,
     ROYAL_FLUSH,
     STRAIGHT_FLUSH,
+    Valuation,
     check_wild_rank,
     flush_strength,
     group_strength,
+    takes_five,
 )
 
 NO_LEFTOVER: Final = 255
@@ -114,7 +117,9 @@ def rank_guts_batch(hands: npt.NDArray[Any], cards_per_hand: int) -> npt.NDArray
 
 
 def rank_paiute_batch(
-    hands: npt.NDArray[Any], wild_rank: int
+    hands: npt.NDArray[Any],
+    wild_rank: int,
+    valuation: Valuation = Valuation.SIX_CARD_COMBINATIONS,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
     """Return the Paiute strength of each row of hands and its leftover card (255 for none)."""
     check_wild_rank(wild_rank)
@@ -122,6 +127,7 @@ def rank_paiute_batch(
     count, size = hands.shape
     cards = hands.T.astype(np.intp)
     symbol_of_card, bits_of_card = _card_tables(int(wild_rank))
+    five = takes_five(size, valuation)
 
     symbols = list(symbol_of_card[cards])
     for low, high in _SORTING_NETWORKS[size]:
@@ -133,8 +139,11 @@ def rank_paiute_batch(
     index = weights[0][symbols[0].astype(np.intp)]
     for place in range(1, size):
         index += weights[place][symbols[place].astype(np.intp)]
-    strengths = _group_table(size)[index]
+    strengths = _group_table(size, five)[index]
 
+    leftovers = np.full(count, NO_LEFTOVER, dtype=np.uint8)
+    if not five:
+        return strengths, leftovers
     card_bits = bits_of_card[cards]
     suit_fields = card_bits[0] + card_bits[1]
     for place in range(2, size):
@@ -145,7 +154,6 @@ def rank_paiute_batch(
     for suit in range(4):
         np.maximum(strengths, flushes[:, suit], out=strengths)
 
-    leftovers = np.full(count, NO_LEFTOVER, dtype=np.uint8)
     if size == 6:
         rows = np.flatnonzero(strengths >= STRAIGHT_FLUSH << ORDER_SHIFT)
         if rows.size:
@@ -252,8 +260,13 @@ def _combinadic_weights(size: int) -> tuple[npt.NDArray[np.intp], ...]:
 
 
 @functools.cache
-def _group_table(size: int) -> npt.NDArray[np.uint32]:
-    """Map the combinadic index of every multiset of size symbols to its group strength."""
+def _group_table(size: int, five: bool) -> npt.NDArray[np.uint32]:
+    """Map the combinadic index of every multiset of size symbols to its group strength.
+
+    `five` counts five of a kind as well (`takes_five`); a six-card hand valued only as a
+    six-card combination has a table of its own without it.
+    """
+    valuation = Valuation.BEST_OF_ANY if five else Valuation.SIX_CARD_COMBINATIONS
     table = np.zeros(math.comb(14 + size - 1, size), dtype=np.uint32)
     for symbols in itertools.combinations_with_replacement(range(14), size):
         rank_counts = [0] * 15
@@ -261,7 +274,8 @@ def _group_table(size: int) -> npt.NDArray[np.uint32]:
             if symbol != _WILD_SYMBOL:
                 rank_counts[symbol + 2] += 1
         index = sum(math.comb(symbol + place, place + 1) for place, symbol in enumerate(symbols))
-        table[index] = group_strength(rank_counts, symbols.count(_WILD_SYMBOL), size)
+        wild_count = symbols.count(_WILD_SYMBOL)
+        table[index] = group_strength(rank_counts, wild_count, size, valuation)
     table.flags.writeable = False
     return table
 

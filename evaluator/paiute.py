@@ -3,6 +3,13 @@
 Every card of the wild rank is wild: it stands for any card, its own included, even for a
 card the hand already holds. The other cards are natural.
 
+A five-card hand is valued as a five-card combination. A six-card hand is valued by its
+`Valuation`: under the rules (SIX_CARD_COMBINATIONS, the default) six cards shown are a
+six-card combination or nothing, since a five-card combination is shown as five cards and
+the sixth discarded under the pile rule; BEST_OF_ANY (for bulk callers asking what six
+cards hold) takes the best five-card or six-card combination, with a leftover card when
+it is a five-card one.
+
 Strength is 0 for no winning combination, else (order << 16) | tiebreak, the tiebreak
 packing the ranks that decide, in the order they decide, one 4-bit nibble each:
     6 five of a kind     its rank
@@ -21,18 +28,20 @@ more natural cards than its size, and the wild cards fill the rest. A group no n
 falls in is best given the highest rank no natural card has, so only the ranks present and
 the few highest absent ones need trying.
 
-Leftover rule, for a five-card combination taken from six cards: the natural card that is
-not one of the combination's targets is left over; when every natural card is a target,
-a wild card is spare, and the wild card with the lowest index is left over. used holds the
-other five cards in the order of the hand. The combination's targets are unique whenever it
-is the best one (two suits can share a straight flush only with four wild cards, and then
-five of a kind is better), so the rule never has to choose between targets.
+Leftover rule, for a five-card combination taken from six cards (BEST_OF_ANY only): the
+natural card that is not one of the combination's targets is left over; when every natural
+card is a target, a wild card is spare, and the wild card with the lowest index is left
+over. used holds the other five cards in the order of the hand. The combination's targets
+are unique whenever it is the best one (two suits can share a straight flush only with four
+wild cards, and then five of a kind is better), so the rule never has to choose between
+targets. Under SIX_CARD_COMBINATIONS a six-card hand uses all six cards or none.
 
 Descriptions: "Five of a kind, kings", "Royal flush", "Straight flush, 9-high" (short
 labels 2..10, J, Q, K, A for the top card), "Four queens and two sevens", "Three aces and
 three fours", "Three pairs, kings, nines and twos", "No winning combination".
 """
 
+import enum
 import functools
 import itertools
 import operator
@@ -61,6 +70,16 @@ CATEGORY_BY_ORDER: Final = (
     Category.FIVE_OF_A_KIND,
 )
 
+
+class Valuation(enum.IntEnum):
+    """How a six-card hand is valued; the values are the wire enum numbers."""
+
+    # RULES.md: six cards shown are valued only as a six-card combination.
+    SIX_CARD_COMBINATIONS = 1
+    # The best of any combination, five of the six cards or all six.
+    BEST_OF_ANY = 2
+
+
 _RANKS_DESCENDING: Final = tuple(range(14, 1, -1))
 # Bit (rank - 2) set for each rank of the sequence topped by the key; the ace (bit 12)
 # also sits below the two in the 5-high sequence.
@@ -75,7 +94,11 @@ _SIX_CARD_GROUPS: Final = (
 )
 
 
-def rank_paiute(cards: Sequence[int], wild_rank: int) -> PaiuteValue:
+def rank_paiute(
+    cards: Sequence[int],
+    wild_rank: int,
+    valuation: Valuation = Valuation.SIX_CARD_COMBINATIONS,
+) -> PaiuteValue:
     """Rank a 5- or 6-card Paiute hand in which every card of wild_rank is wild."""
     check_hand(cards, (5, 6))
     check_wild_rank(wild_rank)
@@ -90,12 +113,13 @@ def rank_paiute(cards: Sequence[int], wild_rank: int) -> PaiuteValue:
         else:
             rank_counts[rank] += 1
             suit_masks[suit_of(card)] |= 1 << (rank - 2)
-    strength = group_strength(rank_counts, wild_count, len(hand))
+    strength = group_strength(rank_counts, wild_count, len(hand), valuation)
     flush_suit = -1
-    for suit, mask in enumerate(suit_masks):
-        flush = flush_strength(mask, wild_count)
-        if flush > strength:
-            strength, flush_suit = flush, suit
+    if takes_five(len(hand), valuation):
+        for suit, mask in enumerate(suit_masks):
+            flush = flush_strength(mask, wild_count)
+            if flush > strength:
+                strength, flush_suit = flush, suit
     order = strength >> ORDER_SHIFT
     used, leftover = hand, None
     if strength == 0:
@@ -105,6 +129,11 @@ def rank_paiute(cards: Sequence[int], wild_rank: int) -> PaiuteValue:
         used = tuple(card for card in hand if card != leftover)
     category = CATEGORY_BY_ORDER[order]
     return PaiuteValue(strength, category, describe_paiute(strength), used, leftover)
+
+
+def takes_five(size: int, valuation: Valuation) -> bool:
+    """Whether a hand of this size is valued by its five-card combinations as well."""
+    return size == 5 or valuation is Valuation.BEST_OF_ANY
 
 
 def describe_paiute(strength: int) -> str:
@@ -125,16 +154,23 @@ def check_wild_rank(wild_rank: int) -> None:
         raise HandError(f"wild rank {wild_rank} is out of range 2..14")
 
 
-def group_strength(rank_counts: Sequence[int], wild_count: int, size: int) -> int:
+def group_strength(
+    rank_counts: Sequence[int],
+    wild_count: int,
+    size: int,
+    valuation: Valuation = Valuation.SIX_CARD_COMBINATIONS,
+) -> int:
     """Return the best five of a kind or six-card combination, or 0, from rank counts.
 
-    rank_counts[rank] counts the natural cards of each rank 2..14; size is 5 or 6.
+    rank_counts[rank] counts the natural cards of each rank 2..14; size is 5 or 6. Five of
+    a kind counts only where `takes_five` says five-card combinations do.
     """
     present = [rank for rank in _RANKS_DESCENDING if rank_counts[rank]]
     absent = [rank for rank in _RANKS_DESCENDING if not rank_counts[rank]]
-    for rank in sorted(present + absent[:1], reverse=True):
-        if rank_counts[rank] + wild_count >= 5:
-            return FIVE_OF_A_KIND << ORDER_SHIFT | rank
+    if takes_five(size, valuation):
+        for rank in sorted(present + absent[:1], reverse=True):
+            if rank_counts[rank] + wild_count >= 5:
+                return FIVE_OF_A_KIND << ORDER_SHIFT | rank
     if size != 6:
         return 0
     for order, group_sizes in _SIX_CARD_GROUPS:

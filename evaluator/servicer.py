@@ -40,7 +40,7 @@ from evaluator.codec import ResponseEncoder
 from evaluator.guts import describe_guts, rank_guts2, rank_guts3
 from evaluator.hands import HandValue
 from evaluator.odds import DEFAULT_SAMPLES, MAX_OPPONENTS, MAX_SAMPLES, guts_odds
-from evaluator.paiute import describe_paiute, rank_paiute
+from evaluator.paiute import Valuation, describe_paiute, rank_paiute
 from evaluator.showdown import decide_showdown
 from evaluator.telemetry import Telemetry
 
@@ -140,6 +140,31 @@ def _wild_rank(request: Any, rules: GameRules) -> int | None:
     return int(request.wild_rank)
 
 
+# The wire's PaiuteValuation numbers; unset is the rule's valuation.
+_VALUATIONS: dict[int, Valuation] = {
+    pb.PAIUTE_VALUATION_UNSPECIFIED: Valuation.SIX_CARD_COMBINATIONS,
+    pb.SIX_CARD_COMBINATIONS: Valuation.SIX_CARD_COMBINATIONS,
+    pb.BEST_OF_ANY: Valuation.BEST_OF_ANY,
+}
+
+
+def _valuation(request: Any, rules: GameRules) -> Valuation:
+    """The request's valuation of six-card Paiute hands (the rule's when unset)."""
+    number = int(request.paiute_valuation)
+    if rules.key != "paiute":
+        if number:
+            raise RequestError("paiute_valuation: only PAIUTE has six-card hands to value")
+        return Valuation.SIX_CARD_COMBINATIONS
+    valuation = _VALUATIONS.get(number)
+    if valuation is None:
+        # proto3 enums are open: an unknown number arrives as it was sent
+        raise RequestError(
+            f"paiute_valuation: {number} is not a PaiuteValuation"
+            " (SIX_CARD_COMBINATIONS or BEST_OF_ANY)"
+        )
+    return valuation
+
+
 def _check_cards_per_hand(size: int, given: int, rules: GameRules) -> None:
     """Refuse `size` (what cards_per_hand, sent as `given`, makes it) unless the game has it."""
     if size not in rules.sizes:
@@ -233,28 +258,32 @@ def _check_live_wilds_packed(hands: U8, wild: int | None) -> None:
         raise RequestError(f"packed_hands: hand {int(bad[0])}: {_too_many_wilds(wild)}")
 
 
-def _rank_one(rules: GameRules, cards: Sequence[int], wild: int | None) -> tuple[HandValue, int]:
+def _rank_one(
+    rules: GameRules, cards: Sequence[int], wild: int | None, valuation: Valuation
+) -> tuple[HandValue, int]:
     """Scalar ranking: the value and the leftover card (NO_LEFTOVER when none)."""
     if rules.key == "guts2":
         return rank_guts2(cards), NO_LEFTOVER
     if rules.key == "guts3":
         return rank_guts3(cards), NO_LEFTOVER
     assert wild is not None
-    value = rank_paiute(cards, wild)
+    value = rank_paiute(cards, wild, valuation)
     leftover = NO_LEFTOVER if value.leftover is None else value.leftover
     return HandValue(value.strength, value.category, value.description), leftover
 
 
-def _rank_array(rules: GameRules, hands: U8, wild: int | None) -> tuple[U32, U8 | None]:
+def _rank_array(
+    rules: GameRules, hands: U8, wild: int | None, valuation: Valuation
+) -> tuple[U32, U8 | None]:
     if rules.key == "paiute":
         assert wild is not None
-        strengths, leftovers = rank_paiute_batch(hands, wild)
+        strengths, leftovers = rank_paiute_batch(hands, wild, valuation)
         return strengths, leftovers
     return rank_guts_batch(hands, hands.shape[1]), None
 
 
 def _rank_uniform(
-    rules: GameRules, hands: Sequence[tuple[int, ...]], wild: int | None
+    rules: GameRules, hands: Sequence[tuple[int, ...]], wild: int | None, valuation: Valuation
 ) -> tuple[U32, U8 | None]:
     """Rank hands that may differ in size (Paiute's 5 and 6), keeping their order."""
     strengths = np.zeros(len(hands), dtype=np.uint32)
@@ -264,7 +293,7 @@ def _rank_uniform(
         if not rows:
             continue
         block = np.array([hands[i] for i in rows], dtype=np.uint8)
-        ranked, lefts = _rank_array(rules, block, wild)
+        ranked, lefts = _rank_array(rules, block, wild, valuation)
         strengths[rows] = ranked
         if lefts is not None:
             leftovers[rows] = lefts
@@ -275,6 +304,7 @@ def evaluate(request: pb.EvaluateRequest) -> bytes:
     """Rank the hands of one EvaluateRequest; the serialised EvaluateResponse."""
     rules = _game(request)
     wild = _wild_rank(request, rules)
+    valuation = _valuation(request, rules)
     if request.packed_hands and request.hands:
         raise RequestError("packed_hands: send either packed_hands or hands, not both")
     describe = not request.omit_descriptions
@@ -291,24 +321,28 @@ def evaluate(request: pb.EvaluateRequest) -> bytes:
     else:
         packed = _packed_hands(request, rules)
         try:
-            strengths, leftovers = _rank_array(rules, packed, wild)
+            strengths, leftovers = _rank_array(rules, packed, wild, valuation)
         except HandError as fault:
             raise RequestError(f"packed_hands: {fault}") from None
         _check_live_wilds_packed(packed, wild)
         return rules.encoder.encode(strengths, leftovers, describe)
     if len(cards) > _SCALAR_LIMIT:
-        strengths, leftovers = _rank_uniform(rules, cards, wild)
+        strengths, leftovers = _rank_uniform(rules, cards, wild, valuation)
         return rules.encoder.encode(strengths, leftovers, describe)
-    return _encode_small(rules, cards, wild, describe)
+    return _encode_small(rules, cards, wild, valuation, describe)
 
 
 def _encode_small(
-    rules: GameRules, hands: Sequence[Sequence[int]], wild: int | None, describe: bool
+    rules: GameRules,
+    hands: Sequence[Sequence[int]],
+    wild: int | None,
+    valuation: Valuation,
+    describe: bool,
 ) -> bytes:
     """A handful of hands: table lookups and cached reply fragments, no numpy."""
     if rules.key == "paiute":
         assert wild is not None
-        values = [rank_paiute(cards, wild) for cards in hands]
+        values = [rank_paiute(cards, wild, valuation) for cards in hands]
         strengths = [value.strength for value in values]
         leftovers = bytes(NO_LEFTOVER if v.leftover is None else v.leftover for v in values)
         return rules.encoder.encode_few(strengths, leftovers, describe)
@@ -347,6 +381,7 @@ def showdown(request: pb.ShowdownRequest) -> pb.ShowdownResponse:
     """Rank the seats' hands and the ghost's, and decide who wins and who pays."""
     rules = _game(request)
     wild = _wild_rank(request, rules)
+    valuation = _valuation(request, rules)
     if not request.hands:
         raise RequestError("hands: at least one seat's hand is required")
     if len(request.hands) > MAX_SHOWDOWN_HANDS:
@@ -371,7 +406,7 @@ def showdown(request: pb.ShowdownRequest) -> pb.ShowdownResponse:
             seen_cards[card] = field
         if wild is not None and sum(1 for c in seen_cards if rank_of(c) == wild) > LIVE_WILD_CARDS:
             raise RequestError(f"{field}: {_too_many_wilds(wild, 'the hands together hold')}")
-        value, leftover = _rank_one(rules, cards, wild)
+        value, leftover = _rank_one(rules, cards, wild, valuation)
         ranked.append(_ranked_hand(0 if field == "ghost" else hand.seat, value, leftover))
     ghost = ranked.pop() if request.HasField("ghost") else None
     outcome = decide_showdown(

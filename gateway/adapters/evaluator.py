@@ -40,6 +40,12 @@ SERVICE_CONFIG = json.dumps(
 )
 
 GAMES = {"guts2": pb.GUTS_2, "guts3": pb.GUTS_3, "paiute": pb.PAIUTE}
+# How six-card Paiute hands are valued; "six_card_combinations" is the rule a table plays.
+PAIUTE_VALUATIONS = {
+    "six_card_combinations": pb.SIX_CARD_COMBINATIONS,
+    "best_of_any": pb.BEST_OF_ANY,
+}
+RULE_VALUATION = "six_card_combinations"
 
 
 def channel_target(address: str) -> str:
@@ -140,10 +146,16 @@ class EvaluatorClient:
         hands: Mapping[str, Sequence[str]],
         wild_rank: int | None = None,
     ) -> dict[str, Ranked]:
-        """Rank hands keyed by seat (and "ghost"); each key's Ranked."""
+        """Rank hands keyed by seat (and "ghost"); each key's Ranked.
+
+        Paiute hands are valued as the rules value a laid-down hand: six cards only as a
+        six-card combination.
+        """
         request = pb.ShowdownRequest(game=GAMES[game])
         if wild_rank is not None:
             request.wild_rank = wild_rank
+        if game == "paiute":
+            request.paiute_valuation = PAIUTE_VALUATIONS[RULE_VALUATION]
         order = []
         for key, cards in hands.items():
             if key == "ghost":
@@ -167,12 +179,21 @@ class EvaluatorClient:
         return ranks
 
     def evaluate(
-        self, game: str, hands: Sequence[str], wild_rank: int | None = None
+        self,
+        game: str,
+        hands: Sequence[str],
+        wild_rank: int | None = None,
+        paiute_valuation: str | None = None,
     ) -> list[dict[str, object]]:
-        """Rank readable hands: strength, category, description and leftover of each."""
+        """Rank readable hands: strength, category, description and leftover of each.
+
+        `paiute_valuation` (Paiute only) is a key of PAIUTE_VALUATIONS; None is the rule's.
+        """
         request = pb.EvaluateRequest(game=GAMES[game], hands=hands)
         if wild_rank is not None:
             request.wild_rank = wild_rank
+        if game == "paiute":
+            request.paiute_valuation = PAIUTE_VALUATIONS[paiute_valuation or RULE_VALUATION]
         try:
             reply = self._stub.Evaluate(request, timeout=self._timeout)
         except grpc.RpcError as error:
@@ -197,7 +218,7 @@ class EvaluatorClient:
         ]
 
     def rank(self, game: str, cards: Sequence[str], wild_rank: int | None = None) -> Ranked:
-        """Rank one hand."""
+        """Rank one hand; a Paiute hand as the rules value the cards a call shows."""
         result = self.evaluate(game, [" ".join(cards)], wild_rank)[0]
         return Ranked(
             int(str(result["strength"])), str(result["category"]), str(result["description"])

@@ -343,7 +343,7 @@ def forms_six_card_combination(cards: Sequence[str], wild_rank: int) -> bool:
 
     Each group is of one rank, the groups of different ranks; a wild card (of
     `wild_rank`, 2..14) stands for any card. A hand that can form one may be shown whole;
-    its value is still the best combination it can form, which the evaluator ranks.
+    it is valued as the best six-card combination it forms, which the evaluator ranks.
     """
     if len(cards) != HAND_SIZE + 1:
         return False

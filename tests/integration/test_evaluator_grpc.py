@@ -15,7 +15,7 @@ from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from evaluator.cards import card_text, parse_cards
 from evaluator.guts import rank_guts2, rank_guts3
-from evaluator.paiute import rank_paiute
+from evaluator.paiute import Valuation, rank_paiute
 from evaluator.server import EvaluatorServer
 
 Stub = pb_grpc.EvaluatorStub
@@ -68,8 +68,11 @@ def test_big_guts_batch_matches_the_scalar_path(
     assert list(reply.descriptions) == [value.description for value in expected]
 
 
+@pytest.mark.parametrize("valuation", [None, *Valuation])
 @pytest.mark.parametrize("size", [5, 6])
-def test_paiute_batch_matches_the_scalar_path(evaluator_stub: Stub, size: int) -> None:
+def test_paiute_batch_matches_the_scalar_path(
+    evaluator_stub: Stub, size: int, valuation: Valuation | None
+) -> None:
     hands = random_packed(3000, size, seed=10 + size)
     # few ranks make combinations common: fold every card onto ranks 8..10
     hands = (hands % 12 + 24).astype(np.uint8)
@@ -80,10 +83,16 @@ def test_paiute_batch_matches_the_scalar_path(evaluator_stub: Stub, size: int) -
         live = hands[(hands // 4 + 2 == wild).sum(axis=1) <= 3]
         reply = evaluator_stub.Evaluate(
             pb.EvaluateRequest(
-                game=pb.PAIUTE, wild_rank=wild, cards_per_hand=size, packed_hands=live.tobytes()
+                game=pb.PAIUTE,
+                wild_rank=wild,
+                cards_per_hand=size,
+                packed_hands=live.tobytes(),
+                paiute_valuation=int(valuation or 0),  # type: ignore[arg-type]
             )
         )
-        expected = [rank_paiute(row, wild) for row in live.tolist()]
+        # unset, six cards are valued as the rules value them
+        rule = valuation or Valuation.SIX_CARD_COMBINATIONS
+        expected = [rank_paiute(row, wild, rule) for row in live.tolist()]
         assert list(reply.strengths) == [value.strength for value in expected]
         assert list(reply.descriptions) == [value.description for value in expected]
         assert list(reply.leftovers) == [
@@ -113,7 +122,7 @@ def test_a_paiute_hand_with_all_four_wild_cards_is_refused(evaluator_stub: Stub)
     three = evaluator_stub.Evaluate(
         pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=7, packed_hands=fine, cards_per_hand=6)
     )
-    assert three.categories[0] == pb.FIVE_OF_A_KIND
+    assert three.categories[0] == pb.FOUR_TWO
     # across a showdown's hands too: one of the four is the turned-up card
     with pytest.raises(grpc.RpcError) as caught:
         evaluator_stub.Showdown(
@@ -132,14 +141,92 @@ def test_a_paiute_hand_with_all_four_wild_cards_is_refused(evaluator_stub: Stub)
 
 def test_paiute_readable_hands_of_five_and_six(evaluator_stub: Stub) -> None:
     texts = ["Ks Kh Kd Kc 7h", "Ah Kh Qh Jh 10h 2c", "2c 3d 4h 5s 9c"]
-    reply = evaluator_stub.Evaluate(pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=7, hands=texts))
-    expected = [rank_paiute(parse_cards(text), 7) for text in texts]
+    request = pb.EvaluateRequest(
+        game=pb.PAIUTE, wild_rank=7, hands=texts, paiute_valuation=pb.BEST_OF_ANY
+    )
+    reply = evaluator_stub.Evaluate(request)
+    expected = [rank_paiute(parse_cards(text), 7, Valuation.BEST_OF_ANY) for text in texts]
     assert list(reply.strengths) == [value.strength for value in expected]
     assert reply.categories[0] == pb.FIVE_OF_A_KIND
     assert reply.categories[1] == pb.ROYAL_FLUSH
     assert reply.categories[2] == pb.NO_COMBINATION
     assert reply.strengths[2] == 0
     assert reply.leftovers[1] == parse_cards("2c")[0]
+    # shown as six, the royal flush's six cards make no six-card combination
+    for valuation in (pb.PAIUTE_VALUATION_UNSPECIFIED, pb.SIX_CARD_COMBINATIONS):
+        request.paiute_valuation = valuation
+        reply = evaluator_stub.Evaluate(request)
+        assert list(reply.categories) == [pb.FIVE_OF_A_KIND, pb.NO_COMBINATION, pb.NO_COMBINATION]
+        assert reply.leftovers == bytes([255, 255, 255])
+
+
+# A seat took the last card (7s, 9h, 9d) from the discard pile and shows all six cards:
+# valued as a six-card combination, never as the five-card one that leaves that card out.
+PILE_CALLS = [
+    ("2c 6d 6h 6s 2s 7s", 2, pb.FOUR_TWO, "Four sixes and two sevens", pb.FIVE_OF_A_KIND, "7s"),
+    (
+        "3s 2s Qh Qd Qs 9h",
+        12,
+        pb.TWO_TWO_TWO,
+        "Three pairs, nines, threes and twos",
+        pb.STRAIGHT_FLUSH,
+        "9h",
+    ),
+    (
+        "9h 9d Th Jh 2c 2s",
+        2,
+        pb.TWO_TWO_TWO,
+        "Three pairs, jacks, tens and nines",
+        pb.STRAIGHT_FLUSH,
+        "9d",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "wild", "category", "description", "best", "left"), PILE_CALLS)
+def test_six_cards_are_valued_as_a_six_card_combination(
+    evaluator_stub: Stub,
+    text: str,
+    wild: int,
+    category: pb.Category.ValueType,
+    description: str,
+    best: pb.Category.ValueType,
+    left: str,
+) -> None:
+    packed = bytes(parse_cards(text))
+    for valuation in (pb.PAIUTE_VALUATION_UNSPECIFIED, pb.SIX_CARD_COMBINATIONS):
+        # readable, a few packed (scalar path) and many packed (numpy path): one answer
+        for hands in ({"hands": [text]}, {"packed_hands": packed}, {"packed_hands": packed * 20}):
+            reply = evaluator_stub.Evaluate(
+                pb.EvaluateRequest(
+                    game=pb.PAIUTE,
+                    wild_rank=wild,
+                    cards_per_hand=6,
+                    paiute_valuation=valuation,
+                    **hands,
+                )
+            )
+            assert set(reply.categories) == {category}
+            assert set(reply.descriptions) == {description}
+            assert set(reply.leftovers) == {255}
+        showdown = evaluator_stub.Showdown(
+            pb.ShowdownRequest(
+                game=pb.PAIUTE,
+                wild_rank=wild,
+                paiute_valuation=valuation,
+                hands=[seat(1, text), seat(2, "Ks Kh Kd 4c 4d 4h")],
+            )
+        )
+        assert showdown.hands[0].category == category
+        assert showdown.hands[0].description == description
+        assert not showdown.hands[0].HasField("leftover")
+    anything = evaluator_stub.Evaluate(
+        pb.EvaluateRequest(
+            game=pb.PAIUTE, wild_rank=wild, hands=[text], paiute_valuation=pb.BEST_OF_ANY
+        )
+    )
+    assert list(anything.categories) == [best]
+    assert list(anything.leftovers) == list(parse_cards(left))
 
 
 def test_omit_descriptions(evaluator_stub: Stub) -> None:
@@ -179,6 +266,21 @@ def test_omit_descriptions(evaluator_stub: Stub) -> None:
             ["wild_rank", "1"],
         ),
         (pb.EvaluateRequest(game=pb.GUTS_3, wild_rank=5, hands=["Ah Kh Qh"]), ["wild_rank"]),
+        (
+            pb.EvaluateRequest(
+                game=pb.PAIUTE,
+                wild_rank=5,
+                hands=["2c 3c 4c 5c 6c"],
+                paiute_valuation=7,  # type: ignore[arg-type]
+            ),
+            ["paiute_valuation: 7 is not a PaiuteValuation (SIX_CARD_COMBINATIONS or BEST_OF_ANY)"],
+        ),
+        (
+            pb.EvaluateRequest(
+                game=pb.GUTS_2, hands=["Ah Kh"], paiute_valuation=pb.SIX_CARD_COMBINATIONS
+            ),
+            ["paiute_valuation: only PAIUTE has six-card hands to value"],
+        ),
         (
             pb.EvaluateRequest(game=pb.PAIUTE, wild_rank=5, hands=["2c 3c 4c 5c"]),
             ["hands[0]", "4 cards"],
@@ -289,17 +391,23 @@ def test_showdown_with_a_ghost(evaluator_stub: Stub) -> None:
 
 
 def test_paiute_showdown_reports_leftovers(evaluator_stub: Stub) -> None:
-    reply = evaluator_stub.Showdown(
-        pb.ShowdownRequest(
-            game=pb.PAIUTE,
-            wild_rank=2,
-            hands=[seat(1, "9h 9d 9s 9c 2d 3c"), seat(2, "Ah Kh Qh Jh 10h")],
-        )
+    request = pb.ShowdownRequest(
+        game=pb.PAIUTE,
+        wild_rank=2,
+        hands=[seat(1, "9h 9d 9s 9c 2d 3c"), seat(2, "Ah Kh Qh Jh 10h")],
+        paiute_valuation=pb.BEST_OF_ANY,
     )
+    reply = evaluator_stub.Showdown(request)
     assert list(reply.winners) == [1]
     assert reply.hands[0].category == pb.FIVE_OF_A_KIND
     assert reply.hands[0].leftover == parse_cards("3c")[0]
     assert not reply.hands[1].HasField("leftover")
+    # laid down as six, the nines are four + two, below the five-card royal flush
+    request.ClearField("paiute_valuation")
+    reply = evaluator_stub.Showdown(request)
+    assert list(reply.winners) == [2]
+    assert reply.hands[0].category == pb.FOUR_TWO
+    assert not reply.hands[0].HasField("leftover")
 
 
 @pytest.mark.parametrize(
@@ -325,6 +433,21 @@ def test_paiute_showdown_reports_leftovers(evaluator_stub: Stub) -> None:
             ["hands", "10"],
         ),
         (pb.ShowdownRequest(game=pb.PAIUTE, hands=[seat(1, "2c 3c 4c 5c 6c")]), ["wild_rank"]),
+        (
+            pb.ShowdownRequest(
+                game=pb.PAIUTE,
+                wild_rank=2,
+                hands=[seat(1, "2c 3c 4c 5c 6c")],
+                paiute_valuation=3,  # type: ignore[arg-type]
+            ),
+            ["paiute_valuation: 3 is not a PaiuteValuation"],
+        ),
+        (
+            pb.ShowdownRequest(
+                game=pb.GUTS_3, hands=[seat(1, "Ah Kh Qh")], paiute_valuation=pb.BEST_OF_ANY
+            ),
+            ["paiute_valuation: only PAIUTE"],
+        ),
     ],
 )
 def test_bad_showdowns(

@@ -42,7 +42,12 @@ def test_evaluate_hands_and_odds(gateway: Gateway) -> None:
     paiute = gateway.call(
         "POST",
         "/v1/evaluate",
-        json={"game": "paiute", "wild_rank": 2, "hands": ["9h 9d 9s 9c 2d 3c"]},
+        json={
+            "game": "paiute",
+            "wild_rank": 2,
+            "hands": ["9h 9d 9s 9c 2d 3c"],
+            "paiute_valuation": "best_of_any",
+        },
     )
     assert paiute.get_json()["results"][0]["category"] == "FIVE_OF_A_KIND"
     assert paiute.get_json()["results"][0]["leftover"] == "3c"

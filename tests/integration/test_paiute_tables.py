@@ -55,6 +55,16 @@ def rigged(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, De
     app.extensions["cardroom.clock"].stop()
 
 
+def start_two_seats(
+    gateway: Gateway, decks: DeckQueue, hands: list[list[str]], **deck: Any
+) -> tuple[str, Player, Player]:
+    """A two-seat table started on a rigged deck: seat 2 plays first, seat 1 deals."""
+    decks.rig(hands, **deck)
+    table_id, (one, two) = paiute_table(gateway, players=2)
+    act(gateway, table_id, one, action="start")
+    return table_id, one, two
+
+
 def act(gateway: Gateway, table_id: str, player: Player, **action: Any) -> dict[str, Any]:
     response = gateway.act(table_id, player, **action)
     assert response.status_code == 200, response.get_json()
@@ -176,14 +186,14 @@ def test_a_deal_with_a_call_last_turns_and_a_showdown(rigged: tuple[Gateway, Dec
 def test_the_dealer_calling_ends_the_deal_at_once(rigged: tuple[Gateway, DeckQueue]) -> None:
     gateway, decks = rigged
     # seat 2 is dealt first, then the dealer (seat 1)
-    decks.rig(
+    table_id, one, two = start_two_seats(
+        gateway,
+        decks,
         [["Qs", "Js", "4h", "5d", "6d"], ["2c", "3c", "4c", "5c", "9d"]],
         wild="8s",
         discard="Th",
         stock=["Ks", "6c"],
     )
-    table_id, (one, two) = paiute_table(gateway, players=2)
-    act(gateway, table_id, one, action="start")
     # seat 2 plays first and discards; then the dealer draws 6c for 2-6 of clubs
     act(gateway, table_id, two, action="draw", source="stock")
     refused(
@@ -325,3 +335,121 @@ def test_random_games_keep_cards_private_and_chips_whole(gateway: Gateway) -> No
     }
     assert "won" in outcomes  # the seeded run has calls, not only void deals
     assert transcript.check() > 200
+
+
+@pytest.mark.parametrize(
+    ("hand", "wild", "pile", "category", "description", "dealer_calls"),
+    [
+        # Twos wild: with 7s from the pile, four sixes and two sevens, not the five sixes
+        # that would leave 7s out; the dealer's J-high straight flush beats them.
+        (
+            ["2c", "6d", "6h", "6s", "2s"],
+            "2h",
+            "7s",
+            "FOUR_TWO",
+            "Four sixes and two sevens",
+            True,
+        ),
+        # Queens wild: with 9h from the pile, three pairs, not the 6-high straight flush
+        # that would leave 9h out; the dealer does not call.
+        (
+            ["3s", "2s", "Qh", "Qd", "Qs"],
+            "Qc",
+            "9h",
+            "TWO_TWO_TWO",
+            "Three pairs, nines, threes and twos",
+            False,
+        ),
+    ],
+)
+def test_six_cards_shown_after_a_draw_from_the_pile_are_a_six_card_combination(
+    rigged: tuple[Gateway, DeckQueue],
+    hand: list[str],
+    wild: str,
+    pile: str,
+    category: str,
+    description: str,
+    dealer_calls: bool,
+) -> None:
+    gateway, decks = rigged
+    dealer_hand = ["8c", "9c", "Tc", "Jc", "3d"]
+    table_id, one, two = start_two_seats(
+        gateway, decks, [hand, dealer_hand], wild=wild, discard=pile, stock=["7c", "4h"]
+    )
+    act(gateway, table_id, two, action="draw", source="discard")
+    # the five-card combination is shown as five with the sixth discarded: not the pile's
+    refused(gateway, table_id, two, "cannot_discard_drawn", action="call", cards=hand, discard=pile)
+    called = act(gateway, table_id, two, action="call", cards=[*hand, pile], discard=None)
+    claim = next(e for e in called["events"] if e["type"] == "called")["data"]
+    assert (claim["category"], claim["description"]) == (category, description)
+    act(gateway, table_id, one, action="draw", source="stock")
+    if dealer_calls:
+        flush = ["7c", "8c", "9c", "Tc", "Jc"]
+        act(gateway, table_id, one, action="call", cards=flush, discard="3d")
+    else:
+        act(gateway, table_id, one, action="discard", card="7c")
+    table = gateway.table(table_id)
+    assert table["phase"] == "between_deals"
+    showdown = next(e for e in gateway.events(table_id)["events"] if e["type"] == "showdown")
+    shown = showdown["data"]["hands"][str(two.seat)]
+    assert (shown["category"], shown["description"]) == (category, description)
+    winner, loser = (one, two) if dealer_calls else (two, one)
+    assert table["seats"][str(winner.seat)]["stack"] == 51
+    assert table["seats"][str(loser.seat)]["stack"] == 49
+
+
+def test_six_cards_with_no_six_card_combination_cannot_be_shown_whole(
+    rigged: tuple[Gateway, DeckQueue],
+) -> None:
+    gateway, decks = rigged
+    # A straight flush of five beside a stray: shown whole, six cards make no six-card
+    # combination, so the call is refused; shown as five with the stray discarded, it counts.
+    table_id, _, two = start_two_seats(
+        gateway,
+        decks,
+        [["5h", "6h", "8h", "9h", "Ac"], ["Kd", "Qs", "4c", "3s", "Td"]],
+        wild="7c",
+        discard="Jc",
+        stock=["7d", "2s"],
+    )
+    act(gateway, table_id, two, action="draw", source="stock")
+    hand = ["5h", "6h", "8h", "9h", "Ac", "7d"]
+    refused(gateway, table_id, two, "invalid_combination", action="call", cards=hand, discard=None)
+    shown = ["5h", "6h", "7d", "8h", "9h"]
+    called = act(gateway, table_id, two, action="call", cards=shown, discard="Ac")
+    claim = next(e for e in called["events"] if e["type"] == "called")["data"]
+    assert claim["description"] == "Straight flush, 9-high"
+
+
+def test_evaluate_values_six_paiute_cards_as_the_rule_unless_asked(gateway: Gateway) -> None:
+    def results(**body: Any) -> list[dict[str, Any]]:
+        response = gateway.call("POST", "/v1/evaluate", json={"game": "paiute", **body})
+        assert response.status_code == 200, response.get_json()
+        return list(response.get_json()["results"])
+
+    hands = ["9h 9d Th Jh 2c 2s", "2c 6d 6h 6s 2s 7s", "9h 9d 9s 9c 2d"]
+    rule = [
+        ("TWO_TWO_TWO", "Three pairs, jacks, tens and nines", None),
+        ("FOUR_TWO", "Four sixes and two sevens", None),
+        ("FIVE_OF_A_KIND", "Five of a kind, nines", None),
+    ]
+    for body in ({}, {"paiute_valuation": "six_card_combinations"}):
+        got = results(wild_rank=2, hands=hands, **body)
+        assert [(r["category"], r["description"], r["leftover"]) for r in got] == rule
+    anything = results(wild_rank=2, hands=hands, paiute_valuation="best_of_any")
+    assert [(r["category"], r["description"], r["leftover"]) for r in anything] == [
+        ("STRAIGHT_FLUSH", "Straight flush, K-high", "9d"),
+        ("FIVE_OF_A_KIND", "Five of a kind, sixes", "7s"),
+        ("FIVE_OF_A_KIND", "Five of a kind, nines", None),
+    ]
+    refusals: list[dict[str, Any]] = [
+        {"game": "guts3", "hands": ["Ah Kd Qc"], "paiute_valuation": "best_of_any"},
+        {"game": "paiute", "wild_rank": 2, "hands": hands, "paiute_valuation": "best"},
+    ]
+    for body in refusals:
+        bad = gateway.call("POST", "/v1/evaluate", json=body)
+        assert bad.status_code == 422, bad.get_json()
+        assert (bad.get_json()["code"], bad.get_json()["field"]) == (
+            "invalid_field",
+            "paiute_valuation",
+        )

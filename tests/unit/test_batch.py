@@ -16,7 +16,7 @@ from evaluator.batch import (
 from evaluator.cards import HandError, parse_cards
 from evaluator.guts import rank_guts2, rank_guts3
 from evaluator.hands import Category
-from evaluator.paiute import rank_paiute
+from evaluator.paiute import Valuation, rank_paiute
 
 Hands = npt.NDArray[np.uint8]
 ALL_THREE: Hands = np.array(list(itertools.combinations(range(52), 3)), dtype=np.uint8)
@@ -81,21 +81,24 @@ def structured_hands(rng: np.random.Generator, count: int, size: int, wild_rank:
     return hands
 
 
-def scalar_paiute(hands: Hands, wild_rank: int) -> tuple[list[int], list[int], list[Category]]:
-    values = [rank_paiute(hand, wild_rank) for hand in hands.tolist()]
+def scalar_paiute(
+    hands: Hands, wild_rank: int, valuation: Valuation
+) -> tuple[list[int], list[int], list[Category]]:
+    values = [rank_paiute(hand, wild_rank, valuation) for hand in hands.tolist()]
     leftovers = [NO_LEFTOVER if value.leftover is None else value.leftover for value in values]
     return [value.strength for value in values], leftovers, [value.category for value in values]
 
 
+@pytest.mark.parametrize("valuation", list(Valuation))
 @pytest.mark.parametrize("size", [5, 6])
 @pytest.mark.parametrize("wild_rank", range(2, 15))
-def test_paiute_agrees_with_scalar(size: int, wild_rank: int) -> None:
+def test_paiute_agrees_with_scalar(size: int, wild_rank: int, valuation: Valuation) -> None:
     rng = np.random.default_rng(wild_rank * 10 + size)
     uniform = np.argsort(rng.random((1000, 52)), axis=1)[:, :size].astype(np.uint8)
     hands = np.concatenate([uniform, structured_hands(rng, 6000, size, wild_rank)])
-    expected_strengths, expected_leftovers, categories = scalar_paiute(hands, wild_rank)
+    expected_strengths, expected_leftovers, categories = scalar_paiute(hands, wild_rank, valuation)
 
-    strengths, leftovers = rank_paiute_batch(hands, wild_rank)
+    strengths, leftovers = rank_paiute_batch(hands, wild_rank, valuation)
     assert strengths.dtype == np.uint32
     assert leftovers.dtype == np.uint8
     np.testing.assert_array_equal(strengths, expected_strengths)
@@ -103,7 +106,9 @@ def test_paiute_agrees_with_scalar(size: int, wild_rank: int) -> None:
     np.testing.assert_array_equal(strength_categories("paiute", strengths), categories)
 
     order = rng.permutation(size)
-    shuffled_strengths, shuffled_leftovers = rank_paiute_batch(hands[:, order], wild_rank)
+    shuffled_strengths, shuffled_leftovers = rank_paiute_batch(
+        hands[:, order], wild_rank, valuation
+    )
     np.testing.assert_array_equal(shuffled_strengths, expected_strengths)
     np.testing.assert_array_equal(shuffled_leftovers, expected_leftovers)
 
@@ -112,8 +117,11 @@ def test_paiute_agrees_with_scalar(size: int, wild_rank: int) -> None:
     reachable -= {Category.STRAIGHT, Category.THREE_OF_A_KIND}
     if size == 5:
         reachable -= {Category.FOUR_TWO, Category.THREE_THREE, Category.TWO_TWO_TWO}
+    elif valuation is Valuation.SIX_CARD_COMBINATIONS:
+        # six cards shown: a six-card combination or nothing, and no card left over
+        reachable -= {Category.FIVE_OF_A_KIND, Category.ROYAL_FLUSH, Category.STRAIGHT_FLUSH}
     assert set(categories) == reachable
-    if size == 6:
+    if size == 6 and valuation is Valuation.BEST_OF_ANY:
         wild_leftovers = sum(left // 4 + 2 == wild_rank for left in leftovers if left != 255)
         natural_leftovers = sum(left // 4 + 2 != wild_rank for left in leftovers if left != 255)
         assert wild_leftovers > 10
@@ -131,10 +139,10 @@ def test_paiute_every_hand_of_a_few_cards(wild_rank: int) -> None:
     low_hearts = [50, 2, 6, 10, 14, 18]
     decks = [few_ranks, sorted(set(wilds + royal_spades)), sorted(set(wilds + low_hearts))]
     for deck in decks:
-        for size in (5, 6):
+        for size, valuation in itertools.product((5, 6), Valuation):
             hands = np.array(list(itertools.combinations(deck, size)), dtype=np.uint8)
-            expected_strengths, expected_leftovers, _ = scalar_paiute(hands, wild_rank)
-            strengths, leftovers = rank_paiute_batch(hands, wild_rank)
+            expected_strengths, expected_leftovers, _ = scalar_paiute(hands, wild_rank, valuation)
+            strengths, leftovers = rank_paiute_batch(hands, wild_rank, valuation)
             np.testing.assert_array_equal(strengths, expected_strengths)
             np.testing.assert_array_equal(leftovers, expected_leftovers)
 
@@ -149,7 +157,7 @@ def test_paiute_examples() -> None:
         ],
         dtype=np.uint8,
     )
-    strengths, leftovers = rank_paiute_batch(hands, 2)
+    strengths, leftovers = rank_paiute_batch(hands, 2, Valuation.BEST_OF_ANY)
     assert strengths.tolist() == [6 << 16 | 13, 4 << 16 | 11, 5 << 16, 0]
     assert leftovers.tolist() == [*parse_cards("2h 6s 2h"), NO_LEFTOVER]
     assert strength_categories("paiute", strengths).tolist() == [
@@ -158,6 +166,28 @@ def test_paiute_examples() -> None:
         Category.ROYAL_FLUSH,
         Category.NO_COMBINATION,
     ]
+    # shown as six, only the first makes a six-card combination: four kings, two aces
+    strengths, leftovers = rank_paiute_batch(hands, 2)
+    assert strengths.tolist() == [3 << 16 | 13 << 4 | 14, 0, 0, 0]
+    assert leftovers.tolist() == [NO_LEFTOVER] * 4
+
+
+def test_paiute_six_cards_shown_after_a_draw_from_the_pile() -> None:
+    # The hands of a call that took its last card (7s, 9h, 9d) from the discard pile: as
+    # shown, six cards are a six-card combination; the five-card one would leave it out.
+    cases = [
+        ("2c 6d 6h 6s 2s 7s", 2, 3 << 16 | 6 << 4 | 7, 6 << 16 | 6, "7s"),
+        ("3s 2s Qh Qd Qs 9h", 12, 1 << 16 | 9 << 8 | 3 << 4 | 2, 4 << 16 | 6, "9h"),
+        ("9h 9d Th Jh 2c 2s", 2, 1 << 16 | 11 << 8 | 10 << 4 | 9, 4 << 16 | 13, "9d"),
+    ]
+    for text, wild_rank, rule, best, leftover in cases:
+        hands = np.array([parse_cards(text)] * 20, dtype=np.uint8)
+        strengths, leftovers = rank_paiute_batch(hands, wild_rank)
+        assert set(strengths.tolist()) == {rule}
+        assert set(leftovers.tolist()) == {NO_LEFTOVER}
+        strengths, leftovers = rank_paiute_batch(hands, wild_rank, Valuation.BEST_OF_ANY)
+        assert set(strengths.tolist()) == {best}
+        assert set(leftovers.tolist()) == set(parse_cards(leftover))
 
 
 def test_empty_batches() -> None:
@@ -265,4 +295,5 @@ def test_lookup_tables_are_built_once() -> None:
     from evaluator import batch
 
     assert batch._guts_table(3) is batch._guts_table(3)
+    assert batch._group_table(6, False) is batch._group_table(6, False)
     assert batch.guts_strength_list(2) is batch.guts_strength_list(2)

@@ -3,6 +3,8 @@
 The oracle knows nothing of the evaluator's reasoning: it gives every wild card every one
 of the 52 cards (a card of the hand included), takes the cards as they then are, and
 checks each combination by its definition, for all six cards and for each five of them.
+Six cards are checked under both valuations: the rule's (six cards shown are only a
+six-card combination) and the best of any combination.
 """
 
 import collections
@@ -17,10 +19,12 @@ import pytest
 
 from evaluator.cards import HandError, card_text, parse_cards
 from evaluator.hands import Category
-from evaluator.paiute import describe_paiute, group_strength, rank_paiute
+from evaluator.paiute import Valuation, describe_paiute, group_strength, rank_paiute
 
 IntArray = npt.NDArray[np.int64]
 Hand = tuple[int, ...]
+RULE = Valuation.SIX_CARD_COMBINATIONS
+ANY = Valuation.BEST_OF_ANY
 
 
 def five_card_strengths(cards: IntArray) -> IntArray:
@@ -67,21 +71,26 @@ def wild_assignments(wild_count: int) -> IntArray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), wild_count)
 
 
-def brute_force(hand: Hand, wild_rank: int) -> tuple[int, list[int]]:
-    """Best strength over every wild assignment and, for six cards, the best of each five.
+def brute_force(hand: Hand, wild_rank: int) -> tuple[int, list[int], int]:
+    """Best strength over every wild assignment and, for six cards, the best of each five
+    and the best six-card combination.
 
-    without[place] is the best five-card combination of the cards other than hand[place].
+    without[place] is the best five-card combination of the cards other than hand[place];
+    the last value is the best under the rule's valuation: a five-card hand's best, or a
+    six-card hand's best six-card combination.
     """
     wild_places = [place for place, card in enumerate(hand) if card // 4 + 2 == wild_rank]
     assignments = wild_assignments(len(wild_places))
     concrete = np.tile(np.array(hand, dtype=np.int64), (len(assignments), 1))
     concrete[:, wild_places] = assignments
     if len(hand) == 5:
-        return int(five_card_strengths(concrete).max()), []
+        best = int(five_card_strengths(concrete).max())
+        return best, [], best
     without = [
         int(five_card_strengths(np.delete(concrete, place, axis=1)).max()) for place in range(6)
     ]
-    return max(int(six_card_strengths(concrete).max()), *without), without
+    six = int(six_card_strengths(concrete).max())
+    return max(six, *without), without, six
 
 
 def expected_leftover(hand: Hand, wild_rank: int, best: int, without: list[int]) -> int | None:
@@ -103,11 +112,21 @@ def expected_leftover(hand: Hand, wild_rank: int, best: int, without: list[int])
     return strays[0] if strays else min(wilds)
 
 
-def assert_agrees_with_oracle(hand: Hand, wild_rank: int) -> int:
-    """Check rank_paiute against the brute force; return the strength."""
-    best, without = brute_force(hand, wild_rank)
-    value = rank_paiute(hand, wild_rank)
+def assert_agrees_with_oracle(hand: Hand, wild_rank: int) -> tuple[int, int]:
+    """Check rank_paiute against the brute force under both valuations; return the
+    strengths, the best of any and the rule's."""
+    best, without, as_shown = brute_force(hand, wild_rank)
     shown = [card_text(card) for card in hand]
+    rule = rank_paiute(hand, wild_rank)
+    assert rule == rank_paiute(hand, wild_rank, RULE)
+    assert rule.strength == as_shown, (shown, wild_rank, rule)
+    assert rule.description == describe_paiute(as_shown)
+    if len(hand) == 5:
+        assert rule == rank_paiute(hand, wild_rank, ANY)
+    else:
+        assert rule.leftover is None
+        assert rule.used == (hand if as_shown else ())
+    value = rank_paiute(hand, wild_rank, ANY)
     assert value.strength == best, (shown, wild_rank, value)
     assert value.description == describe_paiute(best)
     leftover = expected_leftover(hand, wild_rank, best, without)
@@ -119,7 +138,7 @@ def assert_agrees_with_oracle(hand: Hand, wild_rank: int) -> int:
     else:
         assert without[hand.index(leftover)] == best
         assert value.used == tuple(card for card in hand if card != leftover)
-    return best
+    return best, as_shown
 
 
 def sample_hands(seed: int, size: int, wild_count: int, count: int) -> Iterator[tuple[Hand, int]]:
@@ -176,12 +195,25 @@ REACHABLE_ORDERS = {
 }
 
 
+# Under the rule's valuation six cards reach only the six-card orders (and 0, unless the
+# three wild cards always complete two + two + two); five cards rank as before.
+REACHABLE_RULE_ORDERS = {
+    key: orders if key[0] == 5 else orders & {0, 1, 2, 3}
+    for key, orders in REACHABLE_ORDERS.items()
+}
+REACHABLE_RULE_ORDERS[6, 3] = {1, 3}
+
+
 @pytest.mark.parametrize(("size", "wild_count", "count"), ORACLE_SAMPLES)
 def test_agrees_with_brute_force(size: int, wild_count: int, count: int) -> None:
     orders: collections.Counter[int] = collections.Counter()
+    rule_orders: collections.Counter[int] = collections.Counter()
     for hand, wild_rank in sample_hands(size * 10 + wild_count, size, wild_count, count):
-        orders[assert_agrees_with_oracle(hand, wild_rank) >> 16] += 1
+        best, as_shown = assert_agrees_with_oracle(hand, wild_rank)
+        orders[best >> 16] += 1
+        rule_orders[as_shown >> 16] += 1
     assert set(orders) == REACHABLE_ORDERS[size, wild_count], orders
+    assert set(rule_orders) == REACHABLE_RULE_ORDERS[size, wild_count], rule_orders
     # Most of the sample must form combinations, so that it tests them.
     assert orders[0] < count * 0.9, orders
 
@@ -190,7 +222,7 @@ def test_agrees_with_brute_force(size: int, wild_count: int, count: int) -> None
 def test_every_one_suit_five_card_hand(wild_rank: int) -> None:
     straight_flushes = 0
     for hand in itertools.combinations(range(3, 52, 4), 5):
-        straight_flushes += assert_agrees_with_oracle(hand, wild_rank) > 0
+        straight_flushes += assert_agrees_with_oracle(hand, wild_rank)[0] > 0
     assert straight_flushes >= 10
 
 
@@ -198,8 +230,9 @@ def test_every_one_suit_five_card_hand(wild_rank: int) -> None:
 def test_every_one_suit_six_card_hand(wild_rank: int) -> None:
     leftovers: collections.Counter[str] = collections.Counter()
     for hand in itertools.combinations(range(3, 52, 4), 6):
-        assert_agrees_with_oracle(hand, wild_rank)
-        leftover = rank_paiute(hand, wild_rank).leftover
+        # six ranks of one suit, at most one of them wild: never a six-card combination
+        assert assert_agrees_with_oracle(hand, wild_rank)[1] == 0
+        leftover = rank_paiute(hand, wild_rank, ANY).leftover
         if leftover is not None:
             leftovers["wild" if leftover // 4 + 2 == wild_rank else "natural"] += 1
     assert leftovers["natural"] > 100
@@ -221,23 +254,25 @@ def test_four_wild_cards_make_five_of_a_kind(wild_rank: int) -> None:
         assert value.category == Category.FIVE_OF_A_KIND
         assert value.strength & 0xF == card // 4 + 2
     for low, high in itertools.combinations(naturals, 2):
-        value = rank_paiute([low, *wilds, high], wild_rank)
+        value = rank_paiute([low, *wilds, high], wild_rank, ANY)
         assert value.category == Category.FIVE_OF_A_KIND
         assert value.strength & 0xF == high // 4 + 2
         if low // 4 == high // 4:
             assert value.leftover == wilds[0]
         else:
             assert value.leftover == low
+        # shown as six, the same cards are four of the higher rank and two of the lower
+        rule = rank_paiute([low, *wilds, high], wild_rank)
+        assert rule.category == Category.FOUR_TWO
+        assert rule.leftover is None
+        four, two = high // 4 + 2, low // 4 + 2
+        if four == two:  # a natural pair: four wild aces beside it, or aces and kings
+            four, two = 14, (two if two != 14 else 13)
+        assert rule.strength == 3 << 16 | four << 4 | two
 
 
-def value_of(text: str, wild_rank: int) -> tuple[str, list[str], str | None]:
-    value = rank_paiute(parse_cards(text), wild_rank)
-    leftover = None if value.leftover is None else card_text(value.leftover)
-    return value.description, [card_text(card) for card in value.used], leftover
-
-
-def strength(text: str, wild_rank: int) -> int:
-    return rank_paiute(parse_cards(text), wild_rank).strength
+def strength(text: str, wild_rank: int, valuation: Valuation = ANY) -> int:
+    return rank_paiute(parse_cards(text), wild_rank, valuation).strength
 
 
 @pytest.mark.parametrize(
@@ -291,7 +326,7 @@ def strength(text: str, wild_rank: int) -> int:
 )
 def test_examples(text: str, wild_rank: int, description: str, leftover: str | None) -> None:
     hand = parse_cards(text)
-    value = rank_paiute(hand, wild_rank)
+    value = rank_paiute(hand, wild_rank, ANY)
     assert value.description == description
     assert value.leftover == (None if leftover is None else parse_cards(leftover)[0])
     if description == "No winning combination":
@@ -299,6 +334,101 @@ def test_examples(text: str, wild_rank: int, description: str, leftover: str | N
     else:
         assert value.used == tuple(card for card in hand if card != value.leftover)
     assert_agrees_with_oracle(hand, wild_rank)
+
+
+@pytest.mark.parametrize(
+    ("text", "wild_rank", "rule", "best", "leftover"),
+    [
+        # Shown as six after taking 7s from the pile: four + two, not the five sixes that
+        # would need 7s left out.
+        ("2c 6d 6h 6s 2s 7s", 2, "Four sixes and two sevens", "Five of a kind, sixes", "7s"),
+        # 9h from the pile: three pairs, not the 6-high straight flush without it.
+        (
+            "3s 2s Qh Qd Qs 9h",
+            12,
+            "Three pairs, nines, threes and twos",
+            "Straight flush, 6-high",
+            "9h",
+        ),
+        (
+            "9h 9d Th Jh 2c 2s",
+            2,
+            "Three pairs, jacks, tens and nines",
+            "Straight flush, K-high",
+            "9d",
+        ),
+        # A wild pair takes the best rank the hand lacks.
+        ("Qs Qh Qd Qc 2s 2h", 2, "Four queens and two aces", "Five of a kind, queens", "2h"),
+        ("Ah Kh Qh Jh Th 2c", 7, "No winning combination", "Royal flush", "2c"),
+        (
+            "Js Ts 9s 2h 2d Jh",
+            2,
+            "Three pairs, jacks, tens and nines",
+            "Straight flush, K-high",
+            "Jh",
+        ),
+        # Six-card combinations are valued alike under both.
+        ("Ks Kh 9d 9c 2s 3h", 3, "Three pairs, kings, nines and twos", None, None),
+        ("As Ah Ad 4s 4h 4c", 2, "Three aces and three fours", None, None),
+        # Five cards are a five-card combination under both.
+        ("2c 6d 6h 6s 2s", 2, "Five of a kind, sixes", None, None),
+        ("3s 2s Qh Qd Qs", 12, "Straight flush, 6-high", None, None),
+        ("Ks Kh Kd 9c 9d", 2, "No winning combination", None, None),
+    ],
+)
+def test_six_cards_shown_are_only_a_six_card_combination(
+    text: str, wild_rank: int, rule: str, best: str | None, leftover: str | None
+) -> None:
+    hand = parse_cards(text)
+    value = rank_paiute(hand, wild_rank)
+    assert value == rank_paiute(hand, wild_rank, RULE)
+    assert (value.description, value.leftover) == (rule, None)
+    assert value.used == (() if value.strength == 0 else hand)
+    anything = rank_paiute(hand, wild_rank, ANY)
+    assert anything.description == (best or rule)
+    assert anything.leftover == (None if leftover is None else parse_cards(leftover)[0])
+    assert anything.strength >= value.strength
+    assert_agrees_with_oracle(hand, wild_rank)
+
+
+def test_every_rank_multiset_under_both_valuations() -> None:
+    # Exhaustive for the part that depends on ranks alone: every multiset of natural ranks
+    # (at most four of a rank) beside 0..4 wild cards, each wild card given every rank.
+    checked: collections.Counter[int] = collections.Counter()
+    for wild_count in range(5):
+        naturals = np.array(
+            [
+                ranks
+                for ranks in itertools.combinations_with_replacement(range(2, 15), 6 - wild_count)
+                if max(collections.Counter(ranks).values(), default=0) <= 4
+            ],
+            dtype=np.int64,
+        ).reshape(-1, 6 - wild_count)
+        # the ranks the wild cards stand for
+        stand_for = list(itertools.combinations_with_replacement(range(2, 15), wild_count))
+        standings = np.array(stand_for, dtype=np.int64).reshape(len(stand_for), wild_count)
+        ranks = np.concatenate(
+            [
+                np.repeat(naturals, len(standings), axis=0),
+                np.tile(standings, (len(naturals), 1)),
+            ],
+            axis=1,
+        )
+        # the oracle's six-card definition reads ranks only: give every card the suit 0
+        rule = six_card_strengths((ranks - 2) * 4).reshape(len(naturals), -1).max(axis=1)
+        ordered = np.sort(ranks, axis=1)
+        five = (ordered[:, 0] == ordered[:, 4]) | (ordered[:, 1] == ordered[:, 5])
+        kinds = np.where(five, 6 << 16 | ordered[:, 1], 0).reshape(len(naturals), -1)
+        anything = np.maximum(rule, kinds.max(axis=1))
+        for row, expected_rule, expected_any in zip(
+            naturals.tolist(), rule.tolist(), anything.tolist(), strict=True
+        ):
+            rank_counts = [row.count(rank) for rank in range(15)]
+            assert group_strength(rank_counts, wild_count, 6, RULE) == expected_rule, row
+            assert group_strength(rank_counts, wild_count, 6, ANY) == expected_any, row
+            checked[expected_rule >> 16] += 1
+    assert set(checked) == {0, 1, 2, 3}
+    assert sum(checked.values()) > 20_000
 
 
 def test_value_fields() -> None:
@@ -376,7 +506,8 @@ def test_three_three_needs_no_wild_card() -> None:
     for wild_count in range(1, 5):
         for ranks in itertools.combinations_with_replacement(range(2, 15), 6 - wild_count):
             rank_counts = [ranks.count(rank) for rank in range(15)]
-            assert group_strength(rank_counts, wild_count, 6) >> 16 != 2
+            for valuation in Valuation:
+                assert group_strength(rank_counts, wild_count, 6, valuation) >> 16 != 2
 
 
 @pytest.mark.parametrize(
@@ -426,8 +557,9 @@ def test_invalid_hands(cards: Sequence[int], wild_rank: int, message: str) -> No
 
 def test_card_order_does_not_matter() -> None:
     for hand, wild_rank in sample_hands(99, 6, 2, 20):
-        values = set()
-        for order in itertools.permutations(hand):
-            value = rank_paiute(order, wild_rank)
-            values.add((value.strength, value.leftover, tuple(sorted(value.used))))
-        assert len(values) == 1
+        for valuation in Valuation:
+            values = set()
+            for order in itertools.permutations(hand):
+                value = rank_paiute(order, wild_rank, valuation)
+                values.add((value.strength, value.leftover, tuple(sorted(value.used))))
+            assert len(values) == 1

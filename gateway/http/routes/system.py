@@ -12,6 +12,12 @@ from gateway.telemetry import metrics_page
 
 system_blueprint = Blueprint("system", __name__)
 
+# The fields of an evaluate request that only Paiute hands have, and why.
+_PAIUTE_ONLY = {
+    "wild_rank": "has no wild cards",
+    "paiute_valuation": "has no six-card hands",
+}
+
 
 def _service() -> TableService:
     service: TableService = current_app.extensions["cardroom.service"]
@@ -64,13 +70,14 @@ def evaluate() -> Response:
             "Field 'wild_rank' is required for paiute.",
             field="wild_rank",
         )
-    if game != "paiute" and wild is not None:
-        raise ApiError(
-            422,
-            "invalid_field",
-            "Invalid field value",
-            f"Field 'wild_rank' is for paiute only; {game} has no wild cards.",
-            field="wild_rank",
-        )
-    results = evaluator.evaluate(game, body["hands"], wild)
+    for name, reason in _PAIUTE_ONLY.items():
+        if game != "paiute" and name in body:
+            raise ApiError(
+                422,
+                "invalid_field",
+                "Invalid field value",
+                f"Field '{name}' is for paiute only; {game} {reason}.",
+                field=name,
+            )
+    results = evaluator.evaluate(game, body["hands"], wild, body.get("paiute_valuation"))
     return jsonify({"results": results})
