@@ -7,9 +7,14 @@ STAMP := $(VENV)/.installed
 PROTO_DIR := protos
 PROTO_SRC := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator.proto
 PROTO_OUT := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator_pb2_grpc.py
+# checkov pins packaging<24 (the gateway needs 26) and ~60 more packages: it lives in a
+# virtualenv of its own, used only by `python -m deploy.validate`.
+CHECKOV_VERSION := 3.3.30
+CHECKOV_VENV := .venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION)
 
 .PHONY: all install protos run test test-fast lint bench bench-evaluator bench-gateway \
-	loadtest loadtest-evaluator demo browser screenshots clean
+	loadtest loadtest-evaluator demo browser screenshots checkov clean
 
 all: test
 
@@ -44,13 +49,22 @@ browser:
 		$$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq chromium >/dev/null; }
 
-test: protos browser
+test: protos browser $(CHECKOV_STAMP)
 	$(BIN)/python -m pytest -q
 
-test-fast: protos
+test-fast: protos $(CHECKOV_STAMP)
 	$(BIN)/python -m pytest -q tests/unit
 
-lint: protos
+$(CHECKOV_STAMP):
+	rm -rf $(CHECKOV_VENV)
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet --upgrade pip
+	$(CHECKOV_VENV)/bin/pip install --quiet checkov==$(CHECKOV_VERSION)
+	touch $@
+
+checkov: $(CHECKOV_STAMP)
+
+lint: protos $(CHECKOV_STAMP)
 	$(BIN)/ruff check gateway evaluator clients tests bench deploy
 	$(BIN)/ruff format --check gateway evaluator clients tests bench deploy
 	$(BIN)/mypy gateway evaluator clients/python/cardroom_client deploy tests bench
@@ -86,5 +100,5 @@ demo: protos
 	$(BIN)/python -m deploy.demo $(ARGS)
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CHECKOV_VENV) var .pytest_cache .mypy_cache .ruff_cache
 	find $(PROTO_DIR) -name '*_pb2*.py*' -delete
