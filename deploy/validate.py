@@ -1,34 +1,22 @@
 """Static checks of the container, compose and Kubernetes files: `python -m deploy.validate`.
 
-Maintained tools make the generic checks, run from here:
-
-- hadolint on every Dockerfile and yamllint on every YAML file (settings in .yamllint);
-- kubernetes-validate: each object of deploy/k8s against the strict schemas of the oldest
-  and newest Kubernetes supported; check-jsonschema: deploy/compose.yaml against the
-  compose specification;
-- checkov: the Dockerfile and Kubernetes policies (non-root, read-only root filesystem,
-  capabilities, seccomp, probes, resources, network policies...), from the virtualenv
-  `make checkov` makes (its pins clash with the project's); skips and reasons in
-  .checkov.yaml.
+Maintained tools make the generic checks: hadolint (Dockerfiles), yamllint (every YAML
+file, settings in .yamllint), kubernetes-validate (strict schemas of the oldest and newest
+Kubernetes supported), check-jsonschema (the compose specification) and checkov (the
+Dockerfile and Kubernetes policies: non-root, read-only root, capabilities, seccomp,
+probes, resources, network policies; skips and their reasons in .checkov.yaml), the last
+from the virtualenv `make checkov` makes, as its pins clash with the project's.
 
 What stays here is what only this project can check, the references between its files:
-
-- every `python -m MODULE`, gunicorn `python:MODULE` config and `MODULE:app` that a
-  Dockerfile, compose or a manifest runs names a module of the repository, and every
-  `python -c` program compiles;
-- every environment variable the compose file and the manifests give the project's own
-  images is one the code reads;
-- names agree: the ConfigMaps, Secrets, ServiceAccounts and volumes a pod uses, the pods
-  a Service, an autoscaler, a disruption budget or an Ingress points at, the files of the
-  kustomization, the services compose waits for;
-- ports agree: the listen addresses the code is given and the ports declared, Service
-  target ports, Ingress backends, probes, EVALUATOR_ADDR and the headless Service, the
-  ports a NetworkPolicy must leave open to the kubelet's probes;
-- the pods' grace periods cover the code's graceful timeouts, the writable paths the code
-  needs are mounted, the clock's liveness probe reads the heartbeat file the clock writes;
-- what the checkers cannot see: a base image named through an ARG is pinned, the USER is
-  numeric (so that runAsNonRoot can verify it), the Dockerfiles copy what pyproject.toml
-  installs, and compose's services are hardened as the pods are (checkov reads no compose).
+the modules that commands name (`python -m`, gunicorn's `python:MODULE` and `MODULE:app`)
+exist and `python -c` programs compile; every variable our images are given is read by
+the code; the names and ports that compose, the manifests and the code must agree on
+(ConfigMaps, Secrets, Services, Ingress backends, autoscalers, listen addresses, probes,
+EVALUATOR_ADDR, the ports left open to the kubelet); grace periods that cover the
+graceful timeouts, the writable paths the code needs, the clock's heartbeat file; and
+what the tools cannot see: a base image named through an ARG is pinned, the USER is
+numeric (so runAsNonRoot can verify it), the Dockerfiles copy what `pip install .` reads,
+and compose's services are hardened as the pods are (checkov reads no compose file).
 
 Exit status 1, with one line per problem, if anything fails.
 """
@@ -345,6 +333,19 @@ def check_dockerfile(path: Path, text: str | None = None) -> list[str]:
         for needed in _package_directories():
             if not any(needed.rstrip("/") == c or needed.startswith(c + "/") for c in copied):
                 problems.append(f"{name}: `pip install .` needs {needed!r}, which is not copied")
+    for keyword, line, command in dockerfile_commands(parser):
+        problems += command_problems(f"{name}:{line}: {keyword}", command)
+    return problems
+
+
+def dockerfile_commands(dockerfile: Path | DockerfileParser) -> list[tuple[str, int, list[str]]]:
+    """The exec-form CMD, ENTRYPOINT and HEALTHCHECK commands of a Dockerfile, with their line."""
+    parser = (
+        DockerfileParser(fileobj=io.BytesIO(dockerfile.read_bytes()))
+        if isinstance(dockerfile, Path)
+        else dockerfile
+    )
+    found = []
     for instruction in parser.structure:
         if instruction["instruction"] in ("CMD", "ENTRYPOINT", "HEALTHCHECK"):
             value = re.sub(r"^(?:--\S+\s+)*CMD\s+", "", instruction["value"])
@@ -352,9 +353,9 @@ def check_dockerfile(path: Path, text: str | None = None) -> list[str]:
                 command = json.loads(value)
             except json.JSONDecodeError:
                 continue  # shell form: hadolint's DL3025 says so
-            where = f"{name}:{instruction['startline'] + 1}: {instruction['instruction']}"
-            problems += command_problems(where, command)
-    return problems
+            keyword, line = instruction["instruction"], instruction["startline"] + 1
+            found.append((keyword, line, [str(word) for word in command]))
+    return found
 
 
 # ---------------------------------------------------------------- Kubernetes
