@@ -704,12 +704,22 @@ def check_kubernetes(
 # ---------------------------------------------------------------- compose
 
 
+def _runs_our_code(service: Mapping[str, Any]) -> bool:
+    """Whether a compose service's image is built from a Dockerfile that copies our packages."""
+    build = service.get("build")
+    if not isinstance(build, dict):
+        return False
+    path = DEPLOY / build.get("context", ".") / build.get("dockerfile", "Dockerfile")
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return any(re.search(rf"^COPY\s.*\b{package}/", text, re.M) for package in PACKAGES)
+
+
 def built_images(compose: Document) -> dict[str, str]:
-    """The images compose builds from this repository's Dockerfiles, by repository name."""
+    """The images compose builds to run this repository's code, by repository name."""
     return {
         str(service["image"]).rpartition(":")[0]: name
         for name, service in (compose.get("services") or {}).items()
-        if "build" in service and "image" in service
+        if "image" in service and _runs_our_code(service)
     }
 
 
@@ -762,8 +772,8 @@ def check_compose(compose: Document, names: frozenset[str] | None = None) -> lis
             ).is_file()
         ):
             problems.append(f"{where}: build dockerfile {build.get('dockerfile')} is missing")
-        if "build" not in service:
-            continue  # an image of someone else's: its environment is its own
+        if not _runs_our_code(service):
+            continue  # someone else's program (Redis, a proxy): its environment is its own
         environment = service.get("environment") or {}
         if isinstance(environment, list):
             environment = dict(item.partition("=")[::2] for item in environment)

@@ -515,7 +515,15 @@ def test_compose_cross_references_catch_mistakes(
     assert any(expected in p for p in problems), problems
 
 
-def test_a_hardened_third_party_service_passes(compose: dict[str, Any]) -> None:
+@pytest.mark.parametrize("built", [False, True], ids=["pulled", "built here"])
+def test_a_hardened_proxy_in_front_passes(
+    compose: dict[str, Any], tmp_path: Path, built: bool
+) -> None:
+    proxy = tmp_path / "Dockerfile.edge"
+    proxy.write_text(
+        "FROM nginxinc/nginx-unprivileged:1.27.3-alpine\n"
+        "COPY deploy/edge.conf /etc/nginx/conf.d/default.conf\n"
+    )
     broken = copy.deepcopy(compose)
     broken["services"]["edge"] = {
         "image": "nginxinc/nginx-unprivileged:1.27.3-alpine",
@@ -528,6 +536,8 @@ def test_a_hardened_third_party_service_passes(compose: dict[str, Any]) -> None:
         "healthcheck": {"test": ["CMD", "wget", "-qO-", "http://127.0.0.1:8080/healthz"]},
         "depends_on": {"gateway": {"condition": "service_healthy"}},
     }
+    if built:
+        broken["services"]["edge"]["build"] = {"context": str(tmp_path), "dockerfile": proxy.name}
     assert validate.check_compose(broken) == []
 
 
