@@ -291,14 +291,20 @@ def _environment_problems(
 
 
 def _package_directories(root: Path = ROOT) -> list[str]:
-    """What `pip install .` reads: pyproject.toml, the readme and the package directories."""
+    """The directories of the packages pyproject.toml installs."""
     pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    readme = pyproject["project"].get("readme")
-    directories = pyproject["tool"]["setuptools"].get("package-dir", {}).values()
-    return ["pyproject.toml", *([readme] if isinstance(readme, str) else []), *directories]
+    return list(pyproject["tool"]["setuptools"].get("package-dir", {}).values())
 
 
-PACKAGES = frozenset(Path(d).name for d in _package_directories()[2:]) | {"gateway", "evaluator"}
+def _pip_install_reads(root: Path = ROOT) -> list[str]:
+    """What `pip install .` reads: pyproject.toml, the readme and the package directories."""
+    readme = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    readmes = [readme["readme"]] if isinstance(readme.get("readme"), str) else []
+    return ["pyproject.toml", *readmes, *_package_directories(root)]
+
+
+# The top-level packages of the repository, which commands may name.
+PACKAGES = frozenset(Path(d).name for d in _package_directories()) | {"gateway", "evaluator"}
 
 
 def check_dockerfile(path: Path, text: str | None = None) -> list[str]:
@@ -312,9 +318,6 @@ def check_dockerfile(path: Path, text: str | None = None) -> list[str]:
         tag = image.rpartition(":")[2] if ":" in image.rpartition("/")[2] else ""
         if not tag or tag == "latest" or "$" in image:
             problems.append(f"{name}: base image {image!r} needs a pinned tag")
-    if len(set(stages)) > 1:
-        # the runtime stage runs what the build stage installed: the same interpreter
-        problems.append(f"{name}: the stages use different base images {sorted(set(stages))}")
     users = [i for i in parser.structure if i["instruction"] == "USER"]
     if users and not users[-1]["value"].split(":")[0].isdigit():
         problems.append(f"{name}: USER {users[-1]['value']!r}: runAsNonRoot needs a numeric UID")
@@ -330,7 +333,10 @@ def check_dockerfile(path: Path, text: str | None = None) -> list[str]:
         if not (ROOT / source_path).exists():
             problems.append(f"{name}: COPY source {source_path!r} does not exist")
     if re.search(r"pip install [^&;]*\.(?:\s|$)", runs):
-        for needed in _package_directories():
+        if len(set(stages)) > 1:
+            # the runtime stage runs what the build stage installed: the same interpreter
+            problems.append(f"{name}: the stages use different base images {sorted(set(stages))}")
+        for needed in _pip_install_reads():
             if not any(needed.rstrip("/") == c or needed.startswith(c + "/") for c in copied):
                 problems.append(f"{name}: `pip install .` needs {needed!r}, which is not copied")
     for keyword, line, command in dockerfile_commands(parser):
