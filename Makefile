@@ -12,9 +12,14 @@ PROTO_OUT := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator_pb2_grpc.py
 CLIENT_LINT := $(VENV)/client-lint
 CLIENT_LINT_STAMP := $(CLIENT_LINT)/.installed
 CLIENT_SOURCES := clients/python/cardroom_client clients/python/examples
+# checkov pins packaging<24 (the gateway needs 26) and ~60 more packages: it lives in a
+# virtualenv of its own, used only by `python -m deploy.validate`.
+CHECKOV_VERSION := 3.3.30
+CHECKOV_VENV := .venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION)
 
 .PHONY: all install protos run test test-fast lint bench bench-evaluator bench-gateway \
-	loadtest loadtest-evaluator demo browser screenshots dist clean \
+	loadtest loadtest-evaluator demo browser screenshots dist checkov clean \
 	test-images
 
 all: test
@@ -56,7 +61,7 @@ browser:
 		$$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq chromium >/dev/null; }
 
-test: protos browser
+test: protos browser $(CHECKOV_STAMP)
 	$(BIN)/python -m pytest -q
 
 # the images built from deploy/ and run by compose under podman, played through the
@@ -64,16 +69,26 @@ test: protos browser
 test-images: protos
 	bash deploy/images/test.sh
 
-test-fast: protos
+test-fast: protos $(CHECKOV_STAMP)
 	$(BIN)/python -m pytest -q tests/unit
 
-lint: protos $(CLIENT_LINT_STAMP)
+$(CHECKOV_STAMP):
+	rm -rf $(CHECKOV_VENV)
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet --upgrade pip
+	$(CHECKOV_VENV)/bin/pip install --quiet checkov==$(CHECKOV_VERSION)
+	touch $@
+
+checkov: $(CHECKOV_STAMP)
+
+lint: protos $(CLIENT_LINT_STAMP) $(CHECKOV_STAMP)
 	$(BIN)/ruff check gateway evaluator clients tests bench deploy
 	$(BIN)/ruff format --check gateway evaluator clients tests bench deploy
 	$(BIN)/mypy gateway evaluator clients/python/cardroom_client deploy tests bench
 	$(CLIENT_LINT)/bin/mypy --config-file clients/python/pyproject.toml $(CLIENT_SOURCES)
 	$(BIN)/mypy --python-version 3.13 $(CLIENT_SOURCES)
 	$(CLIENT_LINT)/bin/vermin --no-tips --target=3.9- $(CLIENT_SOURCES)
+	$(BIN)/lint-imports
 	$(BIN)/python -m deploy.validate
 
 bench: bench-evaluator bench-gateway
@@ -111,5 +126,5 @@ dist: protos
 	$(BIN)/pip wheel --quiet --no-deps --wheel-dir dist . clients/python
 
 clean:
-	rm -rf $(VENV) var dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CHECKOV_VENV) var dist .pytest_cache .mypy_cache .ruff_cache
 	find $(PROTO_DIR) -name '*_pb2*.py*' -delete

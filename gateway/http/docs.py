@@ -1,5 +1,8 @@
 """The OpenAPI document at /openapi.json and Swagger UI at /docs, with no CDN.
 
+The document is kept as YAML (``gateway/http/openapi.yaml``) and served as JSON, made
+once from the same loaded document that the request schemas come from.
+
 Swagger UI 5 (the first major version that renders OpenAPI 3.1) is served from the
 assets that the pinned ``flask-swagger-ui`` package ships in ``flask_swagger_ui/dist``;
 only those files are used, not that package's own blueprint, so the page and its
@@ -13,10 +16,10 @@ import importlib.util
 import json
 from pathlib import Path
 
-from flask import Blueprint, Response, send_file, send_from_directory, url_for
+from flask import Blueprint, Response, request, send_from_directory, url_for
 from flask.blueprints import BlueprintSetupState
 
-from gateway.http.schemas import OPENAPI_PATH
+from gateway.http.schemas import openapi_document as load_openapi_document
 
 SWAGGER_UI_PACKAGE = "flask_swagger_ui"
 ASSET_MAX_AGE_SECONDS = 86_400
@@ -71,16 +74,30 @@ def swagger_ui_version() -> str:
     return (swagger_ui_dist() / "VERSION").read_text(encoding="utf-8").strip().lstrip("v")
 
 
+@functools.cache
+def openapi_json() -> bytes:
+    """Return the OpenAPI document as the JSON served at /openapi.json."""
+    return json.dumps(load_openapi_document(), indent=2, ensure_ascii=False).encode("utf-8")
+
+
 @docs_blueprint.record_once
 def _check_assets(state: BlueprintSetupState) -> None:
-    # Fail when the app is built, not on the first visit to /docs.
+    # Fail when the app is built, not on the first visit to /docs; and read the document
+    # then, rather than on the first request that has a body to validate.
     swagger_ui_dist()
+    openapi_json()
 
 
 @docs_blueprint.get("/openapi.json")
 def openapi_document() -> Response:
     """Serve the OpenAPI 3.1 document of the gateway."""
-    return send_file(OPENAPI_PATH, mimetype="application/json", max_age=0)
+    response = Response(openapi_json(), mimetype="application/json")
+    # As a static file was served: revalidated on every use, 304 to a matching ETag.
+    response.cache_control.no_cache = True
+    response.cache_control.max_age = 0
+    response.add_etag()
+    response.make_conditional(request)
+    return response
 
 
 @docs_blueprint.get("/docs")

@@ -1,6 +1,6 @@
 """Request bodies checked against the schemas of the gateway's OpenAPI document.
 
-The document (``gateway/http/openapi.json``, OpenAPI 3.1, whose schemas are JSON Schema 2020-12)
+The document (``gateway/http/openapi.yaml``, OpenAPI 3.1, whose schemas are JSON Schema 2020-12)
 is loaded once. A body is validated against ``components.schemas.<Name>``; the first
 fault, in a fixed order, becomes one `ApiError` naming the field to blame:
 
@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+import yaml
 from jsonschema import Draft202012Validator, TypeChecker, validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
@@ -36,7 +37,9 @@ from referencing.jsonschema import DRAFT202012
 from gateway.errors import ApiError, problem
 from gateway.games.common import copy_state
 
-OPENAPI_PATH = Path(__file__).with_name("openapi.json")
+OPENAPI_PATH = Path(__file__).with_name("openapi.yaml")
+# libyaml's loader reads the document about seven times faster than the pure-Python one.
+_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DOCUMENT_URI = "urn:cardroom:openapi"
 _SCHEMA_PREFIX = "#/components/schemas/"
 
@@ -102,9 +105,9 @@ StrictValidator: type[Validator] = validators.extend(  # type: ignore[no-untyped
 
 @functools.cache
 def openapi_document() -> dict[str, Any]:
-    """Return the gateway's OpenAPI document, read once from gateway/http/openapi.json."""
+    """Return the gateway's OpenAPI document, read once from gateway/http/openapi.yaml."""
     with OPENAPI_PATH.open(encoding="utf-8") as handle:
-        document: dict[str, Any] = json.load(handle)
+        document: dict[str, Any] = yaml.load(handle, Loader=_YAML_LOADER)  # noqa: S506 (a safe loader)
     return document
 
 

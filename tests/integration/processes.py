@@ -407,11 +407,8 @@ def process_holding(client_port: int, server_port: int, candidates: list[int]) -
 
 def image_healthcheck(dockerfile: str) -> list[str]:
     """The HEALTHCHECK command of an image in deploy/, as the container runtime runs it."""
-    path = validate.DEPLOY / dockerfile
-    (check,) = [
-        i for i in validate.parse_dockerfile(path.read_text()) if i.keyword == "HEALTHCHECK"
-    ]
-    command = json.loads(check.arguments[check.arguments.index("[") :])
+    commands = validate.dockerfile_commands(validate.DEPLOY / dockerfile)
+    (command,) = [command for keyword, _, command in commands if keyword == "HEALTHCHECK"]
     return [sys.executable, *command[1:]]
 
 

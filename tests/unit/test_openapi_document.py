@@ -1,4 +1,4 @@
-"""gateway/http/openapi.json: a valid OpenAPI 3.1 document whose examples match its schemas."""
+"""gateway/http/openapi.yaml: a valid OpenAPI 3.1 document whose examples match its schemas."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 from flask import Flask
 from openapi_spec_validator import validate as validate_openapi
 from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
@@ -279,7 +280,17 @@ def test_openapi_json_is_served(client: Any) -> None:
     response = client.get("/openapi.json")
     assert response.status_code == 200
     assert response.content_type == "application/json"
-    assert response.get_data() == OPENAPI_PATH.read_bytes()
+    assert json.loads(response.get_data()) == yaml.safe_load(OPENAPI_PATH.read_text("utf-8"))
+    again = client.get("/openapi.json", headers={"If-None-Match": response.headers["ETag"]})
+    assert again.status_code == 304
+
+
+def test_the_yaml_keeps_prose_readable() -> None:
+    text = OPENAPI_PATH.read_text("utf-8")
+    assert OPENAPI_PATH.suffix == ".yaml"
+    # Paragraphs are block scalars, not strings with escaped line breaks.
+    assert "\\n" not in text
+    assert "description: |" in text
 
 
 def test_docs_page_uses_local_assets_only(client: Any) -> None:
