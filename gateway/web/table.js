@@ -42,7 +42,7 @@ let mySeat = loadSeat();
 let view = null;
 let selected = new Set();
 let selectionKey = "";
-let hint = { key: "", result: null };
+let hint = { key: "", result: null, cards: null };
 let loading = null;
 let again = false;
 let busy = false;
@@ -451,43 +451,38 @@ function renderHand() {
   renderActions(cards, drawn);
 }
 
-async function loadHint(key, cards, wildRank) {
+// Every call the rules allow with these six cards: all six (valued only as a six-card
+// combination) or five, discarding any card but one just taken from the pile. All are
+// ranked in one request; the strongest winning one is the hint.
+function callChoices(cards, drawn) {
+  const fromPile = drawn && drawn.source === "discard" ? drawn.card : null;
+  const choices = [cards];
+  for (const spare of cards) {
+    if (spare !== fromPile) choices.push(cards.filter((code) => code !== spare));
+  }
+  return choices;
+}
+
+async function loadHint(key, cards, drawn, wildRank) {
+  const choices = callChoices(cards, drawn);
   try {
     const body = await api("POST", "/v1/evaluate", {
-      body: { game: "paiute", wild_rank: wildRank, hands: [cards.join(" ")] },
+      body: { game: "paiute", wild_rank: wildRank, hands: choices.map((hand) => hand.join(" ")) },
     });
     if (hint.key === key) {
-      hint.result = body.results[0];
+      let best = null;
+      body.results.forEach((result, i) => {
+        if (result.strength && (!best || result.strength > best.result.strength)) {
+          best = { result, cards: choices[i] };
+        }
+      });
+      hint.result = best ? best.result : { strength: 0 };
+      hint.cards = best ? best.cards : null;
       render();
     }
   } catch {
     // the hint is a convenience; without it the player picks the cards alone
   }
-}
-
-const RANKS = "23456789TJQKA";
-
-// Whether six cards can be shown whole: four + two, three + three or two + two + two,
-// wild cards (of wildRank, 2..14) filling the groups (gateway/games/paiute.py does the same).
-function formsSixCardCombination(cards, wildRank) {
-  const counts = {};
-  for (const code of cards) {
-    if (RANKS.indexOf(code[0]) + 2 !== wildRank) counts[code[0]] = (counts[code[0]] || 0) + 1;
-  }
-  const natural = Object.values(counts).sort((a, b) => b - a);
-  return [[4, 2], [3, 3], [2, 2, 2]].some((groups) =>
-    natural.length <= groups.length && natural.every((count, i) => count <= groups[i]));
-}
-
-function bestCards(cards, drawn, wildRank) {
-  const result = hint.result;
-  if (!result || !result.strength) return null;
-  const leftover = result.leftover;
-  if (leftover && drawn && drawn.source === "discard" && drawn.card === leftover) {
-    // a card taken from the pile cannot be discarded: only a six-card combination is left
-    return formsSixCardCombination(cards, wildRank) ? cards : null;
-  }
-  return cards.filter((code) => code !== leftover);
 }
 
 function renderHint(cards, drawn) {
@@ -498,11 +493,11 @@ function renderHint(cards, drawn) {
   }
   const key = `${view.hand_number}:${cards.join(",")}`;
   if (hint.key !== key) {
-    hint = { key, result: null };
-    loadHint(key, cards, view.deal.wild_rank);
+    hint = { key, result: null, cards: null };
+    loadHint(key, cards, drawn, view.deal.wild_rank);
   }
   box.hidden = false;
-  const best = bestCards(cards, drawn, view.deal.wild_rank);
+  const best = hint.cards;
   if (!hint.result) {
     box.replaceChildren("Looking for a winning combination…");
   } else if (!best) {

@@ -2,8 +2,9 @@
 
 deploy.validate checks the files one by one; these tests check what kustomize makes of
 them (the image tags set, nothing lost or added) against the strict schemas of the
-supported Kubernetes versions and the house rules, and the edge's settings of the
-ingress-nginx controller against the ConfigMap schema. No cluster runs here.
+supported Kubernetes versions, checkov's policies and the project's cross-references,
+and the edge's settings of the ingress-nginx controller against the ConfigMap schema.
+No cluster runs here.
 """
 
 from __future__ import annotations
@@ -52,8 +53,18 @@ def test_the_rendered_objects_match_the_strict_schemas(rendered: list[validate.M
     assert validate.validate_kubernetes_schemas(rendered) == []
 
 
-def test_the_rendered_objects_keep_the_house_rules(rendered: list[validate.Manifest]) -> None:
-    assert validate.check_kubernetes_rules(rendered) == []
+def test_the_rendered_objects_keep_their_cross_references(
+    rendered: list[validate.Manifest],
+) -> None:
+    assert validate.check_kubernetes(rendered) == []
+
+
+def test_the_rendered_objects_pass_checkov(
+    rendered: list[validate.Manifest], tmp_path: Path
+) -> None:
+    manifest = tmp_path / "rendered.yaml"
+    manifest.write_text(yaml.safe_dump_all([m.body for m in rendered]))
+    assert validate.run_checkov([manifest]) == []
 
 
 def test_the_rendered_workloads_run_the_tagged_images(rendered: list[validate.Manifest]) -> None:
