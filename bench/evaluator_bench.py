@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,16 +32,10 @@ import grpc.aio
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from evaluator.loadtest import build_requests
+from tests.support.processes import free_port
 
 HANDS_PER_MESSAGE = 1000
 RESULTS = Path(__file__).parent / "results" / "evaluator.json"
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def start_evaluator(port: int) -> subprocess.Popen[bytes]:

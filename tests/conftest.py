@@ -1,9 +1,11 @@
-"""Shared fixtures: real servers on free loopback ports, started and stopped by the tests."""
+"""Shared fixtures: real servers on free loopback ports, started and stopped by the tests.
+
+The harnesses themselves live in tests/support; here they become fixtures.
+"""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import pytest
 
-from bench.service import free_port as free_port  # re-exported for the tests
-from bench.service import redis_server_binary as redis_server_binary
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
+from tests.support.processes import RedisProcess
 
 if TYPE_CHECKING:
     from evaluator.server import EvaluatorServer
@@ -42,63 +43,6 @@ def evaluator_stub(evaluator_address: str) -> Iterator[pb_grpc.EvaluatorStub]:
     """A client stub on a fresh channel to the session's evaluator."""
     with grpc.insecure_channel(evaluator_address) as channel:
         yield pb_grpc.EvaluatorStub(channel)
-
-
-def wait_for_redis(port: int) -> None:
-    """Wait until a redis-server answers on the loopback port."""
-    import redis
-
-    client = redis.Redis(port=port)
-    for _ in range(200):
-        try:
-            client.ping()
-            return
-        except redis.ConnectionError:
-            time.sleep(0.025)
-    raise RuntimeError(f"redis-server on port {port} did not start")
-
-
-class RedisProcess:
-    """A private redis-server on a free loopback port, which a test may stop and restart."""
-
-    def __init__(self, directory: str) -> None:
-        """Prepare (not start) a server keeping its files in `directory`."""
-        self.port = free_port()
-        self.directory = directory
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        """redis:// URL of the server."""
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def persistence(self) -> list[str]:
-        """The server's persistence flags: none, the tests' data need not survive."""
-        return ["--save", "", "--appendonly", "no"]
-
-    def start(self) -> None:
-        """Start and wait until it answers."""
-        self.process = subprocess.Popen(
-            [
-                redis_server_binary(),
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                self.directory,
-                *self.persistence(),
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        wait_for_redis(self.port)
-
-    def stop(self) -> None:
-        """Stop the server."""
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(10)
-            self.process = None
 
 
 @pytest.fixture(scope="session")

@@ -55,7 +55,7 @@ from gateway.app import create_app
 from gateway.games.common import FULL_DECK, RANKS, Deck
 from gateway.games.replay import replay, summary
 from gateway.service.tables import TableService
-from tests.integration.conftest import gateway_settings
+from tests.support.gateway import EVALUATOR_TIMEOUT, gateway_settings
 
 STEPS_PER_EXAMPLE = 200
 MIN_STEPS = int(os.environ.get("STATEFUL_STEPS", "10000"))
@@ -207,7 +207,7 @@ def test_random_tables_keep_every_invariant(redis_url: str, evaluator_address: s
     clock = FakeClock()
     decks = DeckSource()
     store = TableStore(connect(redis_url, False))
-    evaluator = EvaluatorClient(evaluator_address, 10.0)
+    evaluator = EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT)
     service = TableService(store, evaluator, clock=clock, deck_source=decks)
     # The run sends more requests from one address than the abuse limits let through.
     app = create_app(
