@@ -21,8 +21,9 @@ def _cap_not_below_ante(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-GUTS_OPTIONS = st.fixed_dictionaries(
-    {
+def guts_options(**overrides: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Guts table options covering every rule, with some fields drawn otherwise."""
+    fields: dict[str, st.SearchStrategy[Any]] = {
         "cards": st.sampled_from([2, 3]),
         "ante": st.integers(1, 3),
         "ante_mode": st.sampled_from(["empty_pot", "every_deal"]),
@@ -41,7 +42,10 @@ GUTS_OPTIONS = st.fixed_dictionaries(
         "min_buy_in": st.integers(1, 5),
         "max_buy_in": st.integers(5, 40),
     }
-).map(_cap_not_below_ante)
+    return st.fixed_dictionaries({**fields, **overrides}).map(_cap_not_below_ante)
+
+
+GUTS_OPTIONS = guts_options()
 
 PAIUTE_NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "ann"]  # "ann" collides on purpose
 
