@@ -65,6 +65,43 @@ def redis_url(redis_process: RedisProcess) -> str:
     return redis_process.url
 
 
+# The long suites (each over about five seconds on a loaded machine, measured with
+# `pytest --durations`): marked slow here, by node id prefix, so that `make test-fast`
+# (`-m "not slow"`) leaves them to `make test`.
+SLOW = (
+    "tests/browser/",
+    "tests/integration/test_bench_gateway.py",
+    "tests/integration/test_schema_fuzz.py",
+    "tests/integration/test_stateful_tables.py",
+    "tests/integration/test_leaks.py",
+    "tests/integration/test_fault_injection.py",
+    "tests/integration/test_races.py",
+    "tests/integration/test_gunicorn_process.py",
+    "tests/integration/test_evaluator_process.py",
+    "tests/integration/test_clock_process.py",
+    "tests/integration/test_locustfile.py",
+    "tests/integration/test_demo.py",
+    "tests/integration/test_abuse.py::test_oversized_chunked_bodies_get_413_through_gunicorn",
+    "tests/integration/test_abuse.py::test_the_limit_holds_across_gunicorn_workers",
+    "tests/integration/test_evaluator_grpc.py::test_paiute_batch_matches_the_scalar_path",
+    "tests/integration/test_paiute_tables.py::test_random_games_keep_cards_private_and_chips_whole",
+    "tests/integration/test_transcript_privacy.py::test_no_one_receives_a_card_they_may_not_see",
+    "tests/unit/test_deal_uniformity.py::test_production_deals_are_uniform_and_never_repeat_a_card",
+    "tests/unit/test_guts_chips_property.py::test_random_play_keeps_every_invariant",
+    "tests/unit/test_paiute_chips_property.py::test_random_play_keeps_every_invariant",
+    "tests/unit/test_paiute_ranking.py::test_agrees_with_brute_force",
+    "tests/unit/test_parser_fuzz.py",
+    "tests/unit/test_replay.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the long suites `slow`."""
+    for item in items:
+        if item.nodeid.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+
+
 REPORTS = Path(__file__).resolve().parent.parent / "var" / "reports"
 _SESSION_STARTED = time.time()
 

@@ -145,23 +145,29 @@ def test_sigterm_lets_the_call_in_flight_finish(
 ) -> None:
     process, port, _ = evaluator_process
     outcome: dict[str, object] = {}
+    sent = threading.Event()
 
     def long_call() -> None:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            # connected first, so that however slow the machine the call goes out at once
+            grpc.channel_ready_future(channel).result(timeout=60)
+            call = pb_grpc.EvaluatorStub(channel).Odds.future(
+                pb.OddsRequest(
+                    game=pb.GUTS_3, cards="Ah Kd 2c", opponents=9, samples=1_000_000, seed=3
+                ),
+                timeout=60,
+            )
+            sent.set()
             try:
-                outcome["reply"] = pb_grpc.EvaluatorStub(channel).Odds(
-                    pb.OddsRequest(
-                        game=pb.GUTS_3, cards="Ah Kd 2c", opponents=9, samples=1_000_000, seed=3
-                    ),
-                    timeout=60,
-                )
+                outcome["reply"] = call.result()
             except grpc.RpcError as error:
                 outcome["error"] = error
 
     caller = threading.Thread(target=long_call)
     caller.start()
+    assert sent.wait(60), "the channel did not connect"
     # the Monte Carlo run takes most of a second even on a fast machine (0.9 s): in
-    # flight after 0.3 s, the channel long connected
+    # flight 0.3 s after it was sent
     caller.join(timeout=0.3)
     assert caller.is_alive(), outcome
     process.send_signal(signal.SIGTERM)
