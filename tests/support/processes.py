@@ -172,7 +172,10 @@ class RedisProcess:
 
     def start(self) -> None:
         """Start (replaying the append-only file if one exists) and wait until it answers."""
-        self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL)
+        # with a log file it serves a terminal (`make run`): Ctrl-C reaches the starter alone
+        self.process = subprocess.Popen(
+            self.command(), stdout=subprocess.DEVNULL, start_new_session=self.logs is not None
+        )
         wait_for_redis(self.port)
 
     def kill(self) -> None:
@@ -327,6 +330,8 @@ class EvaluatorProcess:
                 env=self.environment,
                 stdout=log,
                 stderr=None if log is None else subprocess.STDOUT,
+                # on a terminal, Ctrl-C reaches the starter alone, which stops them in order
+                start_new_session=log is None,
             )
         finally:
             if log is not None:
@@ -511,6 +516,8 @@ class GunicornGateway:
                 env=self.environment,
                 stdout=log,
                 stderr=None if log is None else subprocess.STDOUT,
+                # on a terminal, Ctrl-C reaches the starter alone, which stops them in order
+                start_new_session=log is None,
             )
         finally:
             if log is not None:
