@@ -3,7 +3,9 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# two stamps: what the services need (and the protobuf generator), then the development extras
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
 PROTO_DIR := protos
 PROTO_SRC := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator.proto
 PROTO_OUT := $(PROTO_DIR)/cardroom/evaluator/v1/evaluator_pb2_grpc.py
@@ -18,19 +20,21 @@ CHECKOV_VERSION := 3.3.30
 CHECKOV_VENV := .venv-checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION)
 
-.PHONY: all install protos run test test-fast lint bench bench-evaluator bench-gateway \
-	loadtest loadtest-evaluator demo browser screenshots dist checkov clean \
+.PHONY: all install install-run protos run test test-fast lint bench bench-evaluator \
+	bench-gateway loadtest loadtest-evaluator demo browser screenshots dist checkov clean \
 	test-images
 
 all: test
 
-$(STAMP): pyproject.toml clients/python/pyproject.toml
+$(RUN_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]' -e clients/python
+	$(BIN)/pip install --quiet -e '.[protoc]'
 	touch $@
 
-install: $(STAMP)
+$(DEV_STAMP): $(RUN_STAMP) pyproject.toml clients/python/pyproject.toml
+	$(BIN)/pip install --quiet -e '.[protoc,dev]' -e clients/python
+	touch $@
 
 $(CLIENT_LINT_STAMP): clients/python/pyproject.toml
 	$(PYTHON) -m venv $(CLIENT_LINT)
@@ -38,7 +42,12 @@ $(CLIENT_LINT_STAMP): clients/python/pyproject.toml
 	$(CLIENT_LINT)/bin/pip install --quiet --group clients/python/pyproject.toml:lint -e clients/python
 	touch $@
 
-$(PROTO_OUT): $(PROTO_SRC) $(STAMP)
+
+# install-run: the services alone (what `make run` needs); install: everything to develop and test
+install-run: $(RUN_STAMP)
+install: $(DEV_STAMP)
+
+$(PROTO_OUT): $(PROTO_SRC) $(RUN_STAMP)
 	$(BIN)/python -m grpc_tools.protoc -I$(PROTO_DIR) \
 		--plugin=protoc-gen-mypy=$(BIN)/protoc-gen-mypy \
 		--plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc \
@@ -61,16 +70,17 @@ browser:
 		$$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq chromium >/dev/null; }
 
-test: protos browser $(CHECKOV_STAMP)
+test: protos $(DEV_STAMP) browser $(CHECKOV_STAMP)
 	$(BIN)/python -m pytest -q
 
 # the images built from deploy/ and run by compose under podman, played through the
 # edge; installs podman and what it needs when missing (docs/deploy.md)
-test-images: protos
+test-images: protos $(DEV_STAMP)
 	bash deploy/images/test.sh
 
-test-fast: protos $(CHECKOV_STAMP)
-	$(BIN)/python -m pytest -q tests/unit
+# unit and integration tests without the long suites (marked slow)
+test-fast: protos $(DEV_STAMP) $(CHECKOV_STAMP)
+	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/integration
 
 $(CHECKOV_STAMP):
 	rm -rf $(CHECKOV_VENV)
@@ -81,7 +91,7 @@ $(CHECKOV_STAMP):
 
 checkov: $(CHECKOV_STAMP)
 
-lint: protos $(CLIENT_LINT_STAMP) $(CHECKOV_STAMP)
+lint: protos $(DEV_STAMP) $(CLIENT_LINT_STAMP) $(CHECKOV_STAMP)
 	$(BIN)/ruff check gateway evaluator clients tests bench deploy
 	$(BIN)/ruff format --check gateway evaluator clients tests bench deploy
 	$(BIN)/mypy gateway evaluator clients/python/cardroom_client deploy tests bench
@@ -93,12 +103,12 @@ lint: protos $(CLIENT_LINT_STAMP) $(CHECKOV_STAMP)
 
 bench: bench-evaluator bench-gateway
 
-bench-evaluator: protos
+bench-evaluator: protos $(DEV_STAMP)
 	$(BIN)/python -m bench.evaluator_bench
 
 # ARGS: --quick, --scaling (1/2/4 workers, gthread and gevent), --gc (collector policy on/off),
 # --profile (pyinstrument)
-bench-gateway: protos
+bench-gateway: protos $(DEV_STAMP)
 	$(BIN)/python -m bench.gateway_bench $(ARGS)
 
 # locust players against a running gateway (`make run`); start it with RATE_LIMIT_PER_ADDRESS=0
@@ -106,18 +116,18 @@ HOST ?= http://127.0.0.1:8000
 USERS ?= 20
 SPAWN_RATE ?= 5
 DURATION ?= 60s
-loadtest: protos
+loadtest: protos $(DEV_STAMP)
 	$(BIN)/locust -f bench/locustfile.py --headless --host $(HOST) --users $(USERS) \
 		--spawn-rate $(SPAWN_RATE) --run-time $(DURATION) --stop-timeout 10 $(ARGS)
 
-loadtest-evaluator: protos
+loadtest-evaluator: protos $(DEV_STAMP)
 	$(BIN)/python -m evaluator.loadtest $(ARGS)
 
 # the README's pictures of the table page, taken by the browser tests
-screenshots: protos browser
+screenshots: protos $(DEV_STAMP) browser
 	CARDROOM_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -q tests/browser
 
-demo: protos
+demo: protos $(DEV_STAMP)
 	$(BIN)/python -m deploy.demo $(ARGS)
 
 # the server's wheel and the SDK's (cardroom-client), each built as pip builds it

@@ -19,9 +19,7 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -30,41 +28,13 @@ from pathlib import Path
 import grpc
 import grpc.aio
 
+from bench.service import EvaluatorServer
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from evaluator.loadtest import build_requests
 
 HANDS_PER_MESSAGE = 1000
 RESULTS = Path(__file__).parent / "results" / "evaluator.json"
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def start_evaluator(port: int) -> subprocess.Popen[bytes]:
-    """The evaluator in its own process, ready to serve."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "evaluator",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--metrics-port",
-            "0",
-            "--log-level",
-            "warning",
-        ],
-        env={**os.environ},
-    )
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    pb_grpc.EvaluatorStub(channel).Ping(pb.PingRequest(), wait_for_ready=True, timeout=60)
-    channel.close()
-    return process
 
 
 def median_rate(measure: Callable[[], float], rounds: int) -> tuple[float, list[float]]:
@@ -161,13 +131,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000, help="unary calls per round")
     parser.add_argument("--single", type=int, default=2000, help="single-hand calls per round")
     arguments = parser.parse_args()
-    port = free_port()
-    server = start_evaluator(port)
+    server = EvaluatorServer()
+    port = server.port
     try:
         results = measure(port, arguments)
     finally:
-        server.terminate()
-        server.wait(30)
+        server.stop()
     report(results)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2))

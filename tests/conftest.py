@@ -1,9 +1,11 @@
-"""Shared fixtures: real servers on free loopback ports, started and stopped by the tests."""
+"""Shared fixtures: real servers on free loopback ports, started and stopped by the tests.
+
+The harnesses themselves live in tests/support; here they become fixtures.
+"""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import pytest
 
-from bench.service import free_port as free_port  # re-exported for the tests
-from bench.service import redis_server_binary as redis_server_binary
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
+from tests.support.processes import RedisProcess
 
 if TYPE_CHECKING:
     from evaluator.server import EvaluatorServer
@@ -44,63 +45,6 @@ def evaluator_stub(evaluator_address: str) -> Iterator[pb_grpc.EvaluatorStub]:
         yield pb_grpc.EvaluatorStub(channel)
 
 
-def wait_for_redis(port: int) -> None:
-    """Wait until a redis-server answers on the loopback port."""
-    import redis
-
-    client = redis.Redis(port=port)
-    for _ in range(200):
-        try:
-            client.ping()
-            return
-        except redis.ConnectionError:
-            time.sleep(0.025)
-    raise RuntimeError(f"redis-server on port {port} did not start")
-
-
-class RedisProcess:
-    """A private redis-server on a free loopback port, which a test may stop and restart."""
-
-    def __init__(self, directory: str) -> None:
-        """Prepare (not start) a server keeping its files in `directory`."""
-        self.port = free_port()
-        self.directory = directory
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        """redis:// URL of the server."""
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def persistence(self) -> list[str]:
-        """The server's persistence flags: none, the tests' data need not survive."""
-        return ["--save", "", "--appendonly", "no"]
-
-    def start(self) -> None:
-        """Start and wait until it answers."""
-        self.process = subprocess.Popen(
-            [
-                redis_server_binary(),
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                self.directory,
-                *self.persistence(),
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        wait_for_redis(self.port)
-
-    def stop(self) -> None:
-        """Stop the server."""
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(10)
-            self.process = None
-
-
 @pytest.fixture(scope="session")
 def redis_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
     """The session's private Redis."""
@@ -119,6 +63,43 @@ def redis_url(redis_process: RedisProcess) -> str:
         redis_process.start()
     redis.Redis.from_url(redis_process.url).flushall()
     return redis_process.url
+
+
+# The long suites (each over about five seconds on a loaded machine, measured with
+# `pytest --durations`): marked slow here, by node id prefix, so that `make test-fast`
+# (`-m "not slow"`) leaves them to `make test`.
+SLOW = (
+    "tests/browser/",
+    "tests/integration/test_bench_gateway.py",
+    "tests/integration/test_schema_fuzz.py",
+    "tests/integration/test_stateful_tables.py",
+    "tests/integration/test_leaks.py",
+    "tests/integration/test_fault_injection.py",
+    "tests/integration/test_races.py",
+    "tests/integration/test_gunicorn_process.py",
+    "tests/integration/test_evaluator_process.py",
+    "tests/integration/test_clock_process.py",
+    "tests/integration/test_locustfile.py",
+    "tests/integration/test_demo.py",
+    "tests/integration/test_abuse.py::test_oversized_chunked_bodies_get_413_through_gunicorn",
+    "tests/integration/test_abuse.py::test_the_limit_holds_across_gunicorn_workers",
+    "tests/integration/test_evaluator_grpc.py::test_paiute_batch_matches_the_scalar_path",
+    "tests/integration/test_paiute_tables.py::test_random_games_keep_cards_private_and_chips_whole",
+    "tests/integration/test_transcript_privacy.py::test_no_one_receives_a_card_they_may_not_see",
+    "tests/unit/test_deal_uniformity.py::test_production_deals_are_uniform_and_never_repeat_a_card",
+    "tests/unit/test_guts_chips_property.py::test_random_play_keeps_every_invariant",
+    "tests/unit/test_paiute_chips_property.py::test_random_play_keeps_every_invariant",
+    "tests/unit/test_paiute_ranking.py::test_agrees_with_brute_force",
+    "tests/unit/test_parser_fuzz.py",
+    "tests/unit/test_replay.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the long suites `slow`."""
+    for item in items:
+        if item.nodeid.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 REPORTS = Path(__file__).resolve().parent.parent / "var" / "reports"

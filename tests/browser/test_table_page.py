@@ -25,7 +25,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from evaluator.cards import parse_card, rank_of
 from evaluator.paiute import rank_paiute
-from tests.browser.conftest import DESKTOP, PHONE
+from tests.support.browser import DESKTOP, PHONE
 
 pytestmark = pytest.mark.timeout(600)
 expect.set_options(timeout=30_000)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import free_port
+from tests.support.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / "var" / "images"

@@ -1,104 +1,29 @@
-"""The gateway against the session's real Redis and real evaluator, via Flask's test client."""
+"""Fixtures of the integration tests: a gateway in process, a Redis Cluster."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
-from flask import Flask
-from flask.testing import FlaskClient
 
-from gateway.app import create_app
-from gateway.settings import Settings
-from tests.integration.tables_api import Player as Player  # re-exported for the tests
-from tests.integration.tables_api import TableCalls
-
-
-@dataclass
-class Gateway(TableCalls):
-    """A test client with shortcuts for the table API; records every body it receives."""
-
-    app: Flask
-    client: FlaskClient
-    received: list[tuple[str | None, Any]] = field(default_factory=list)
-
-    def call(self, method: str, path: str, player: Player | None = None, **kwargs: Any) -> Any:
-        """One request; the response (its JSON is recorded for the transcript check)."""
-        headers = dict(kwargs.pop("headers", {}))
-        if player is not None:
-            headers.update(player.auth)
-        response = self.client.open(path, method=method, headers=headers, **kwargs)
-        if response.is_json:
-            self.received.append((player.name if player else None, response.get_json()))
-        elif response.mimetype == "text/event-stream":
-            self.received.append((player.name if player else None, response.get_data(True)))
-        return response
-
-    def json_call(self, method: str, path: str, player: Player | None, body: Any) -> Any:
-        """One request through `call`, with `body` as JSON unless it is None."""
-        if body is None:
-            return self.call(method, path, player)
-        return self.call(method, path, player, json=body)
-
-    def stream(
-        self,
-        table_id: str,
-        player: Player | None,
-        blocks: int,
-        headers: dict[str, str] | None = None,
-    ) -> list[dict[str, Any]]:
-        """Read the server-sent event stream until `blocks` blocks came; the events in it."""
-        response = self.call(
-            "GET",
-            f"/v1/tables/{table_id}/events/stream",
-            player,
-            headers=headers or {},
-            buffered=False,
-        )
-        assert response.mimetype == "text/event-stream"
-        text = ""
-        for chunk in response.response:
-            text += chunk.decode() if isinstance(chunk, bytes) else chunk
-            if text.count("\n\n") > blocks:
-                break
-        response.close()
-        return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
-
-    def events(
-        self, table_id: str, player: Player | None = None, after: int = 0, wait: float = 0
-    ) -> dict[str, Any]:
-        """Events after a cursor."""
-        response = self.call(
-            "GET", f"/v1/tables/{table_id}/events?after={after}&wait={wait}", player
-        )
-        assert response.status_code == 200, response.get_json()
-        return dict(response.get_json())
-
-
-def gateway_settings(redis_url: str, evaluator_address: str, **overrides: Any) -> Settings:
-    """Settings for a test gateway: fast clock, short long-polls."""
-    values: dict[str, Any] = {
-        "redis_url": redis_url,
-        "evaluator_addr": evaluator_address,
-        "clock": True,
-        "clock_interval": 0.05,
-        "long_poll_max": 10.0,
-        "stream_max_seconds": 5.0,
-    }
-    values.update(overrides)
-    return Settings(**values)
+from tests.support.gateway import Gateway, close_app, make_app
+from tests.support.processes import RedisCluster
 
 
 @pytest.fixture
 def gateway(redis_url: str, evaluator_address: str) -> Iterator[Gateway]:
     """A gateway app with its clock running, on the session's Redis and evaluator."""
-    app = create_app(gateway_settings(redis_url, evaluator_address))
-    app.testing = True
+    app = make_app(redis_url, evaluator_address)
     yield Gateway(app, app.test_client())
-    clock = app.extensions.get("cardroom.clock")
-    if clock is not None:
-        clock.stop()
-    app.extensions["cardroom.service"].evaluator.close()
+    close_app(app)
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Redis Cluster of three masters on loopback; its first node's URL."""
+    cluster = RedisCluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        cluster.start()
+        yield cluster.url
+    finally:
+        cluster.stop()

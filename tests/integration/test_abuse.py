@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,15 +22,15 @@ import redis
 import redis.cluster
 from flask import Flask
 
-from gateway.app import create_app
 from gateway.http.limits import bucket_address, client_address
-from tests.conftest import RedisProcess
-from tests.integration.conftest import Gateway, Player, gateway_settings
-from tests.integration.processes import GunicornGateway
-from tests.integration.test_scale_out import redis_cluster as redis_cluster
+from tests.support.gateway import Gateway, close_app
+from tests.support.gateway import make_app as support_make_app
+from tests.support.play import seated
+from tests.support.problems import PROBLEM, assert_problem
+from tests.support.processes import Gunicorn, RedisProcess
+from tests.support.tables_api import Player
 
 MAX_BODY = 256 * 1024
-PROBLEM = "application/problem+json"
 
 
 # ----------------------------------------------------------------- helpers
@@ -40,15 +38,7 @@ PROBLEM = "application/problem+json"
 
 def make_app(redis_url: str, evaluator_address: str, **overrides: Any) -> Flask:
     """A gateway app without a clock (nothing changes Redis unless a request does)."""
-    values: dict[str, Any] = {"clock": False, **overrides}
-    app = create_app(gateway_settings(redis_url, evaluator_address, **values))
-    app.testing = True
-    return app
-
-
-def close_app(app: Flask) -> None:
-    """Release the app's evaluator channel."""
-    app.extensions["cardroom.service"].evaluator.close()
+    return support_make_app(redis_url, evaluator_address, **{"clock": False, **overrides})
 
 
 @pytest.fixture
@@ -81,21 +71,6 @@ def snapshot(redis_url: str) -> dict[str, Any]:
     return {key.decode(): client.dump(key) for key in keys}
 
 
-def assert_problem(response: Any, status: int, code: str, field: str | None = None) -> None:
-    """`response` is a problem+json with this status, code and (if given) field."""
-    body = response.get_json(force=True)
-    assert response.status_code == status, body
-    assert response.mimetype == PROBLEM, response.headers
-    assert body["status"] == status
-    assert body["code"] == code, body
-    assert body["type"].endswith("/" + code)
-    assert body["title"]
-    assert body["detail"]
-    assert body["instance"]
-    if field is not None:
-        assert body.get("field") == field, body
-
-
 def assert_rate_limited(response: Any) -> None:
     """A 429 rate_limited with a usable Retry-After and the RateLimit headers."""
     assert_problem(response, 429, "rate_limited")
@@ -105,12 +80,6 @@ def assert_rate_limited(response: Any) -> None:
     assert int(response.headers["RateLimit-Limit"]) >= 1
     assert response.headers["RateLimit-Remaining"] == "0"
     assert int(response.headers["RateLimit-Reset"]) >= 1
-
-
-def seated(gateway: Gateway, **options: Any) -> tuple[str, Player, Player]:
-    """A Guts table with two seated players."""
-    table_id = gateway.create(deal_pause_seconds=60, **options)
-    return table_id, gateway.sit(table_id, "ann"), gateway.sit(table_id, "bo")
 
 
 def poll(condition: Callable[[], bool], seconds: float = 60.0) -> bool:
@@ -766,24 +735,6 @@ def test_a_token_stops_working_when_its_seat_is_left(unlimited: Gateway) -> None
 
 
 # ----------------------------------------------------------------- through gunicorn
-
-
-class Gunicorn(GunicornGateway):
-    """The gateway under gunicorn with two workers and no clock, started at once."""
-
-    def __init__(self, redis_url: str, evaluator_address: str, logs: Path, **env: str) -> None:
-        """Start it and wait until it answers."""
-        environment = {"CLOCK": "false", "LOG_LEVEL": "warning", **env}
-        super().__init__(redis_url, evaluator_address, logs, 2, 8, **environment)
-        self.start()
-
-    def get(self, path: str) -> tuple[int, dict[str, str], bytes]:
-        """One GET on a fresh connection: status, headers, body."""
-        try:
-            with urllib.request.urlopen(self.url + path, timeout=60) as response:
-                return response.status, dict(response.headers), response.read()
-        except urllib.error.HTTPError as error:
-            return error.code, dict(error.headers), error.read()
 
 
 @pytest.fixture

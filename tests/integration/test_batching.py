@@ -21,7 +21,7 @@ def probe(redis_process: Any) -> dict[str, Any]:
 
     redis.Redis.from_url(redis_process.url).flushall()
     finished = subprocess.run(
-        [sys.executable, "-m", "tests.integration.batching_probe", redis_process.url],
+        [sys.executable, "-m", "tests.support.batching_probe", redis_process.url],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'protos'}"},
         capture_output=True,

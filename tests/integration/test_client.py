@@ -48,8 +48,8 @@ from cardroom_client.models import Fairness, HandHistory, Opening
 from deploy.demo import choose_discard
 from evaluator.server import EvaluatorServer, create_server
 from gateway.app import create_app
-from tests.conftest import RedisProcess, free_port
-from tests.integration.conftest import gateway_settings
+from tests.support.gateway import gateway_settings
+from tests.support.processes import RedisProcess, free_port
 
 STREAM_SECONDS = 1.0
 

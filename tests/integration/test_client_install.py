@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPORTS, RedisProcess
-from tests.integration.processes import GunicornGateway
+from tests.support.processes import GunicornGateway, RedisProcess
+
+REPORTS = Path(__file__).resolve().parents[2] / "var" / "reports"
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

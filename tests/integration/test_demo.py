@@ -15,9 +15,9 @@ from cardroom_client.errors import from_problem
 from cardroom_client.models import Fairness, HandHistory, Opening
 from deploy import demo
 from gateway.app import create_app
-from tests.conftest import free_port
-from tests.integration.conftest import gateway_settings
-from tests.integration.processes import image_healthcheck, run_with
+from tests.support.deployment import image_healthcheck, run_with
+from tests.support.gateway import gateway_settings
+from tests.support.processes import free_port
 
 
 @pytest.fixture

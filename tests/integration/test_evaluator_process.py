@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -19,13 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
+from tests.support.processes import free_port
 
 # the plaintext health-only port of the module's evaluator (EVALUATOR_HEALTH_LISTEN)
 HEALTH_PORT = free_port()
@@ -60,7 +53,7 @@ def test_metrics_are_served_over_http(
         pb_grpc.EvaluatorStub(channel).Evaluate(
             pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Qh"])
         )
-    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5).read().decode()
+    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=30).read().decode()
     assert 'cardroom_evaluator_hands_total{game="guts3"}' in text
     assert 'cardroom_evaluator_latency_seconds_bucket{le="0.001",method="Evaluate"}' in text
 
@@ -70,11 +63,11 @@ def test_the_health_port_answers_health_checks_alone(
 ) -> None:
     with grpc.insecure_channel(f"127.0.0.1:{HEALTH_PORT}") as channel:
         reply = health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(service="cardroom.evaluator.v1.Evaluator"), timeout=5
+            health_pb2.HealthCheckRequest(service="cardroom.evaluator.v1.Evaluator"), timeout=30
         )
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
         with pytest.raises(grpc.RpcError) as refused:
-            pb_grpc.EvaluatorStub(channel).Ping(pb.PingRequest(), timeout=5)
+            pb_grpc.EvaluatorStub(channel).Ping(pb.PingRequest(), timeout=30)
         assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
@@ -152,23 +145,29 @@ def test_sigterm_lets_the_call_in_flight_finish(
 ) -> None:
     process, port, _ = evaluator_process
     outcome: dict[str, object] = {}
+    sent = threading.Event()
 
     def long_call() -> None:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            # connected first, so that however slow the machine the call goes out at once
+            grpc.channel_ready_future(channel).result(timeout=60)
+            call = pb_grpc.EvaluatorStub(channel).Odds.future(
+                pb.OddsRequest(
+                    game=pb.GUTS_3, cards="Ah Kd 2c", opponents=9, samples=1_000_000, seed=3
+                ),
+                timeout=60,
+            )
+            sent.set()
             try:
-                outcome["reply"] = pb_grpc.EvaluatorStub(channel).Odds(
-                    pb.OddsRequest(
-                        game=pb.GUTS_3, cards="Ah Kd 2c", opponents=9, samples=1_000_000, seed=3
-                    ),
-                    timeout=60,
-                )
+                outcome["reply"] = call.result()
             except grpc.RpcError as error:
                 outcome["error"] = error
 
     caller = threading.Thread(target=long_call)
     caller.start()
+    assert sent.wait(60), "the channel did not connect"
     # the Monte Carlo run takes most of a second even on a fast machine (0.9 s): in
-    # flight after 0.3 s, the channel long connected
+    # flight 0.3 s after it was sent
     caller.join(timeout=0.3)
     assert caller.is_alive(), outcome
     process.send_signal(signal.SIGTERM)

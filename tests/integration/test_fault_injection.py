@@ -27,13 +27,13 @@ import redis
 from gateway.adapters.store import Commit, TableRecord, TableStore, connect
 from gateway.games import guts
 from gateway.service.visibility import public_event
-from tests.integration.processes import (
+from tests.support.deployment import deployed_redis_persistence
+from tests.support.processes import (
     DurableRedis,
     EvaluatorProcess,
     GunicornGateway,
     HttpGateway,
     Seat,
-    deployed_redis_persistence,
     poll,
     process_holding,
     unread_request_at,

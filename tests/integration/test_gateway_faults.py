@@ -10,8 +10,8 @@ import pytest
 
 from evaluator.server import EvaluatorServer, create_server
 from gateway.app import create_app
-from tests.conftest import RedisProcess, free_port
-from tests.integration.conftest import Gateway, gateway_settings
+from tests.support.gateway import Gateway, gateway_settings
+from tests.support.processes import RedisProcess, free_port
 
 
 class Evaluators:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.integration.conftest import Gateway
+from tests.support.gateway import Gateway
 
 
 def test_create_sit_start_declare_settle(gateway: Gateway) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from tests.integration.conftest import Gateway
+from tests.support.gateway import Gateway
 
 
 def test_health_ready_metrics(gateway: Gateway) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from gateway.adapters.store import COMMAND_CONNECTIONS
-from tests.integration.play import wait_for
-from tests.integration.processes import GunicornGateway, process_holding
+from tests.support.play import wait_for
+from tests.support.processes import GunicornGateway, process_holding
 
 
 def call(
@@ -80,7 +80,7 @@ def test_two_workers_play_a_deal_and_stop_cleanly(
             wanted = 'cardroom_gc_pause_seconds_count{generation="2"}'
             return next((line for line in text.splitlines() if line.startswith(wanted)), None)
 
-        assert wait_for(gc_pauses, seconds=10) is not None
+        assert wait_for(gc_pauses, seconds=60) is not None
         # a gevent worker sends its moves' Redis commands through the batcher, which
         # counts every batch (gateway.adapters.batching); the page shows the worker that answers it
         batched = 0.0

@@ -14,23 +14,12 @@ from werkzeug.datastructures import Headers
 from cardroom_client import FairnessError, HandHistory, verify_fairness
 from gateway.adapters.store import hand_key
 from gateway.app import create_app
-from gateway.errors import PROBLEM_CODES
-from tests.integration.conftest import Gateway, Player, gateway_settings
-from tests.integration.play import play_guts_game, wait_for
+from tests.support.gateway import Gateway, gateway_settings
+from tests.support.play import opened_cards, play_guts_game, wait_for
+from tests.support.problems import assert_problem
+from tests.support.tables_api import Player
 
 CARD_TEXTS = {rank + suit for rank in "23456789TJQKA" for suit in "cdhs"}
-
-
-def problem(response: Any, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, response.get_data(as_text=True)
-    assert response.mimetype == "application/problem+json"
-    body = dict(response.get_json())
-    assert body["code"] == code
-    assert body["status"] == status
-    assert {"type", "title", "detail"} <= set(body)
-    if code in PROBLEM_CODES:
-        assert (status, body["title"]) == PROBLEM_CODES[code]
-    return body
 
 
 def start_deal(gateway: Gateway, players: int = 2, **options: Any) -> tuple[str, list[Player]]:
@@ -91,7 +80,7 @@ def test_bad_options_are_refused_naming_the_field(
 
 
 def test_malformed_json_and_wrong_media_type(gateway: Gateway) -> None:
-    problem(
+    assert_problem(
         gateway.call("POST", "/v1/tables", data="{not json", content_type="application/json"),
         400,
         "malformed_json",
@@ -104,9 +93,9 @@ def test_malformed_json_and_wrong_media_type(gateway: Gateway) -> None:
 
 
 def test_unknown_table_and_route(gateway: Gateway) -> None:
-    assert problem(gateway.call("GET", "/v1/tables/nope"), 404, "table_not_found")["field"] == (
-        "table_id"
-    )
+    assert assert_problem(gateway.call("GET", "/v1/tables/nope"), 404, "table_not_found")[
+        "field"
+    ] == ("table_id")
     response = gateway.call("GET", "/v1/nothing-here")
     assert response.status_code == 404
     assert response.mimetype == "application/problem+json"
@@ -124,7 +113,7 @@ def test_lobby_pages(gateway: Gateway) -> None:
     seen = [t["id"] for page in (first, second, third) for t in page["tables"]]
     assert seen == ids[::-1]
     assert third["next_cursor"] is None
-    problem(gateway.call("GET", "/v1/tables?limit=0"), 400, "invalid_parameter")
+    assert_problem(gateway.call("GET", "/v1/tables?limit=0"), 400, "invalid_parameter")
 
 
 def test_lobby_pages_skip_no_table_created_at_the_same_instant(gateway: Gateway) -> None:
@@ -154,7 +143,7 @@ def test_seat_token_shown_once_and_own_cards_only(gateway: Gateway) -> None:
     spectator = gateway.table(table_id)
     assert spectator["you"] is None
     assert "token" not in str(spectator)
-    problem(
+    assert_problem(
         gateway.call(
             "GET", f"/v1/tables/{table_id}", headers={"Authorization": "Bearer not-a-token"}
         ),
@@ -183,7 +172,7 @@ def test_etag_and_if_match(gateway: Gateway) -> None:
         == 304
     )
     stale = '"1"'
-    problem(
+    assert_problem(
         gateway.call(
             "POST",
             f"/v1/tables/{table_id}/actions",
@@ -208,13 +197,13 @@ def test_etag_and_if_match(gateway: Gateway) -> None:
     actions = f"/v1/tables/{table_id}/actions"
     # If-Match compares strongly (RFC 9110, 13.1.1): a weak tag never matches
     weak = gateway.call("POST", actions, bob, json=declare, headers={"If-Match": f"W/{current}"})
-    problem(weak, 412, "stale_version")
+    assert_problem(weak, 412, "stale_version")
     # a comma may stand inside an entity tag: another table's tag, not a malformed list
     other = gateway.call("POST", actions, bob, json=declare, headers={"If-Match": '"4,5"'})
-    problem(other, 412, "stale_version")
+    assert_problem(other, 412, "stale_version")
     for malformed in ("4", '"4', "W/", '"4" "5"'):
         refused = gateway.call("POST", actions, bob, json=declare, headers={"If-Match": malformed})
-        assert problem(refused, 400, "invalid_parameter")["field"] == "If-Match"
+        assert assert_problem(refused, 400, "invalid_parameter")["field"] == "If-Match"
     anything = gateway.call(
         "POST", actions, bob, json=declare, headers={"If-Match": f'"0", {current}'}
     )
@@ -254,7 +243,7 @@ def test_idempotent_retries(gateway: Gateway) -> None:
     assert first.status_code == again.status_code == 200
     assert first.get_json() == again.get_json()
     assert again.headers["Idempotent-Replayed"] == "true"
-    problem(
+    assert_problem(
         gateway.call(
             "POST",
             f"/v1/tables/{table_id}/actions",
@@ -282,8 +271,8 @@ def test_a_retry_is_answered_after_the_request_took_the_seat_away(gateway: Gatew
     assert again.get_json() == first.get_json()
     assert again.headers["Idempotent-Replayed"] == "true"
     # the key is no pass: without it, or from another seat, the token is gone or wrong
-    problem(gateway.call("DELETE", path, bob), 401, "invalid_token")
-    problem(gateway.call("DELETE", path, alice, headers=key), 403, "wrong_seat")
+    assert_problem(gateway.call("DELETE", path, bob), 401, "invalid_token")
+    assert_problem(gateway.call("DELETE", path, alice, headers=key), 403, "wrong_seat")
     assert [e["type"] for e in gateway.events(table_id)["events"]].count("left") == 1
 
 
@@ -311,25 +300,35 @@ def test_idempotent_seat_replays_the_same_token(gateway: Gateway) -> None:
 def test_illegal_moves_get_stable_codes_and_change_nothing(gateway: Gateway) -> None:
     table_id = gateway.create(declare="sequential", deal_pause_seconds=60)
     alice, bob, carol = (gateway.sit(table_id, name) for name in ("alice", "bob", "carol"))
-    problem(gateway.act(table_id, alice, action="declare", choice="in"), 409, "no_hand_in_progress")
+    assert_problem(
+        gateway.act(table_id, alice, action="declare", choice="in"), 409, "no_hand_in_progress"
+    )
     assert gateway.act(table_id, alice, action="start").status_code == 200
     before = gateway.table(table_id)
     turn = before["pending"]["seats"][0]
     waiting = next(p for p in (alice, bob, carol) if p.seat != turn)
-    problem(gateway.act(table_id, waiting, action="declare", choice="in"), 409, "not_your_turn")
-    problem(gateway.act(table_id, waiting, action="start"), 409, "already_started")
-    problem(gateway.act(table_id, waiting, action="declare", choice="maybe"), 422, "invalid_field")
-    problem(gateway.act(table_id, waiting, action="rebuy", amount=10), 409, "game_in_progress")
+    assert_problem(
+        gateway.act(table_id, waiting, action="declare", choice="in"), 409, "not_your_turn"
+    )
+    assert_problem(gateway.act(table_id, waiting, action="start"), 409, "already_started")
+    assert_problem(
+        gateway.act(table_id, waiting, action="declare", choice="maybe"), 422, "invalid_field"
+    )
+    assert_problem(
+        gateway.act(table_id, waiting, action="rebuy", amount=10), 409, "game_in_progress"
+    )
     after = gateway.table(table_id)
     assert after["version"] == before["version"]
     mover = next(p for p in (alice, bob, carol) if p.seat == turn)
     assert gateway.act(table_id, mover, action="declare", choice="in").status_code == 200
-    problem(gateway.act(table_id, mover, action="declare", choice="out"), 409, "already_declared")
+    assert_problem(
+        gateway.act(table_id, mover, action="declare", choice="out"), 409, "already_declared"
+    )
 
 
 def test_moves_need_a_seat_token(gateway: Gateway) -> None:
     table_id, _ = start_deal(gateway)
-    problem(
+    assert_problem(
         gateway.call(
             "POST", f"/v1/tables/{table_id}/actions", json={"action": "declare", "choice": "in"}
         ),
@@ -413,23 +412,11 @@ def test_showdown_losers_pay_the_pot(gateway: Gateway) -> None:
         assert table["pot"] == 2
 
 
-def opened_cards(proof: dict[str, Any], commitment: str) -> dict[int, str]:
-    """Check a history's proof as any reader can; the cards it opens, by deck position."""
-    leaves = proof["leaves"]
-    assert len(leaves) == 52
-    assert hashlib.sha256(",".join(leaves).encode()).hexdigest() == proof["commitment"]
-    assert proof["commitment"] == commitment
-    for item in proof["opened"]:
-        text = f"{item['position']}:{item['card']}:{item['salt']}"
-        assert hashlib.sha256(text.encode()).hexdigest() == leaves[item["position"]]
-    return {item["position"]: item["card"] for item in proof["opened"]}
-
-
 def test_hand_history_and_fairness_proof(gateway: Gateway) -> None:
     table_id, (alice, bob, carol) = start_deal(gateway, players=3)
     commitment = gateway.table(table_id)["deal"]["commitment"]
     cards = {p.seat: gateway.table(table_id, p)["you"]["cards"] for p in (alice, bob, carol)}
-    problem(gateway.call("GET", f"/v1/tables/{table_id}/hands/1"), 404, "hand_not_found")
+    assert_problem(gateway.call("GET", f"/v1/tables/{table_id}/hands/1"), 404, "hand_not_found")
     gateway.act(table_id, alice, action="declare", choice="in")
     gateway.act(table_id, bob, action="declare", choice="in")
     gateway.act(table_id, carol, action="declare", choice="out")
@@ -517,7 +504,7 @@ def test_leaving_cashes_out_after_the_deal_and_the_token_stops(gateway: Gateway)
         "leaving": True,
         "cashed_out": None,
     }
-    problem(
+    assert_problem(
         gateway.call("DELETE", f"/v1/tables/{table_id}/seats/{carol.seat}", alice),
         403,
         "wrong_seat",
@@ -528,7 +515,7 @@ def test_leaving_cashes_out_after_the_deal_and_the_token_stops(gateway: Gateway)
     assert str(carol.seat) not in table["seats"]
     cashed = [e for e in gateway.events(table_id)["events"] if e["type"] == "cashed_out"]
     assert cashed[0]["data"]["seat"] == carol.seat
-    problem(gateway.call("GET", f"/v1/tables/{table_id}", carol), 401, "invalid_token")
+    assert_problem(gateway.call("GET", f"/v1/tables/{table_id}", carol), 401, "invalid_token")
 
 
 def test_server_sent_events_resume_from_last_event_id(gateway: Gateway) -> None:
@@ -689,7 +676,7 @@ def test_a_refused_move_with_prefer_minimal_is_still_a_problem(gateway: Gateway)
     table_id, (alice, _bob) = start_deal(gateway)
     assert declare(gateway, table_id, alice, "in", Prefer="return=minimal").status_code == 204
     again = declare(gateway, table_id, alice, "out", Prefer="return=minimal")
-    problem(again, 409, "already_declared")
+    assert_problem(again, 409, "already_declared")
     assert "Preference-Applied" not in again.headers
 
 

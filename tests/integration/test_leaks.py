@@ -32,16 +32,16 @@ from typing import Any
 import pytest
 
 from gateway.adapters.store import TableStore, connect
-from tests.conftest import RedisProcess
-from tests.integration.processes import (
+from tests.support.processes import (
     EvaluatorProcess,
     GunicornGateway,
     HttpGateway,
+    RedisProcess,
     Reply,
     Seat,
     poll,
 )
-from tests.integration.transcript import Transcript, card_mentions, card_strings
+from tests.support.transcript import Transcript, card_mentions, card_strings
 
 
 @dataclass

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.integration.processes import GunicornGateway
+from tests.support.processes import GunicornGateway
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,8 +20,9 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 from gateway.http.moves import ROUTE, move_path
 from gateway.http.steps import MAX_BODY_BYTES
 from gateway.telemetry import REGISTRY
-from tests.integration.conftest import Gateway
-from tests.integration.test_abuse import PROBLEM, assert_problem, seated
+from tests.support.gateway import Gateway
+from tests.support.play import seated
+from tests.support.problems import PROBLEM, assert_problem
 
 PIECES = ["/", "//", "v1", "tables", "actions", "seats", "t1", "é", "%41", " ", ".", "1"]
 

@@ -13,16 +13,18 @@ from cardroom_client import FairnessError, HandHistory, verify_fairness
 from gateway.app import build_service, create_app
 from gateway.games.common import FULL_DECK, Deck
 from gateway.service.decks import shuffled_deck
-from tests.integration.conftest import Gateway, Player, gateway_settings
-from tests.integration.play import (
+from tests.support.gateway import Gateway, gateway_settings
+from tests.support.play import (
     chips,
+    opened_cards,
     paiute_table,
     play_paiute_turns,
     seeded_decks,
     wait_for,
 )
-from tests.integration.test_guts_tables import opened_cards
-from tests.integration.transcript import Transcript
+from tests.support.problems import assert_problem
+from tests.support.tables_api import Player
+from tests.support.transcript import Transcript
 
 
 class DeckQueue:
@@ -72,10 +74,7 @@ def act(gateway: Gateway, table_id: str, player: Player, **action: Any) -> dict[
 
 
 def refused(gateway: Gateway, table_id: str, player: Player, code: str, **action: Any) -> None:
-    response = gateway.act(table_id, player, **action)
-    assert response.status_code in (409, 422), response.get_json()
-    assert response.mimetype == "application/problem+json"
-    assert response.get_json()["code"] == code, response.get_json()
+    assert_problem(gateway.act(table_id, player, **action), (409, 422), code)
 
 
 # Seats 1, 2, 3; seat 1 deals, so seats 2, 3, 1 are dealt in that order.

@@ -8,7 +8,7 @@ refusal from a step or a route that does not exist.
 from __future__ import annotations
 
 from gateway.http.pipeline import Exchange, Headers, Pipeline
-from tests.integration.conftest import Gateway
+from tests.support.gateway import Gateway
 
 
 class Recorder:

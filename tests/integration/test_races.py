@@ -26,8 +26,7 @@ import pytest
 
 from gateway.adapters.store import TableStore, connect
 from gateway.games.replay import replay, summary
-from tests.conftest import RedisProcess
-from tests.integration.processes import GunicornGateway, HttpGateway, Reply, Seat, poll
+from tests.support.processes import GunicornGateway, HttpGateway, RedisProcess, Reply, Seat, poll
 
 COPIES = 50
 REFUSAL = {"declare": "already_declared", "seat": "name_taken", "leave": "already_left"}

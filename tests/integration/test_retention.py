@@ -21,9 +21,10 @@ from gateway.app import create_app
 from gateway.runtime.clock import Clock
 from gateway.service.tables import TableService
 from gateway.settings import Settings
-from tests.integration.conftest import Gateway, Player, gateway_settings
-from tests.integration.play import wait_for
-from tests.integration.test_round_trips import Wire, counting_client
+from tests.support.gateway import EVALUATOR_TIMEOUT, Gateway, gateway_settings
+from tests.support.play import wait_for
+from tests.support.redis_wire import Wire, counting_client
+from tests.support.tables_api import Player
 
 
 def _no_rate_limits() -> dict[str, Any]:
@@ -234,7 +235,7 @@ def test_the_clock_repairs_schedules_a_page_per_tick(
         wire = Wire()
         counted = TableService(
             TableStore(counting_client(redis_url, wire)),
-            EvaluatorClient(evaluator_address, 5.0),
+            EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT),
         )
         clock = Clock(counted, interval=1.0, sweep=3600.0, page=3)
         repaired = {**expected, tables[5]: None}

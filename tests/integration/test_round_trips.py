@@ -24,63 +24,16 @@ from gateway.adapters.store import TableStore
 from gateway.app import create_app
 from gateway.service.tables import TableService
 from gateway.settings import Settings
-from tests.integration.conftest import Gateway, Player, gateway_settings
-from tests.integration.test_scale_out import redis_cluster  # noqa: F401 - a fixture
-
-
-class Wire:
-    """What the counting connections sent: one list of command names per round trip."""
-
-    def __init__(self) -> None:
-        """Start empty."""
-        self.trips: list[list[str]] = []
-
-    def take(self) -> list[list[str]]:
-        """The round trips since the last call."""
-        trips, self.trips = self.trips, []
-        return trips
-
-
-def command_names(payload: bytes) -> list[str]:
-    """The name of each command in a RESP-encoded request (one or a pipeline of many)."""
-    names: list[str] = []
-    position = 0
-    while position < len(payload):
-        assert payload[position : position + 1] == b"*"
-        end = payload.index(b"\r\n", position)
-        count = int(payload[position + 1 : end])
-        position = end + 2
-        for index in range(count):
-            end = payload.index(b"\r\n", position)
-            length = int(payload[position + 1 : end])
-            value = payload[end + 2 : end + 2 + length]
-            if index == 0:
-                names.append(value.decode().upper())
-            position = end + 2 + length + 2
-    return names
-
-
-def counting_client(url: str, wire: Wire) -> redis.Redis:
-    """A Redis client whose connections log every request they send to `wire`."""
-
-    class CountingConnection(redis.Connection):
-        def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-            chunks = [command] if isinstance(command, (bytes, str)) else list(command)
-            payload = b"".join(c.encode() if isinstance(c, str) else bytes(c) for c in chunks)
-            wire.trips.append(command_names(payload))
-            super().send_packed_command(command, check_health)  # type: ignore[no-untyped-call]
-
-    pool = redis.ConnectionPool.from_url(
-        url, decode_responses=True, connection_class=CountingConnection
-    )
-    return redis.Redis(connection_pool=pool)
+from tests.support.gateway import EVALUATOR_TIMEOUT, Gateway, gateway_settings
+from tests.support.redis_wire import Wire, counting_client, counting_connection
+from tests.support.tables_api import Player
 
 
 def counted_gateway(
     redis_url: str, evaluator_address: str, wire: Wire, warm_tables: int = 1000
 ) -> Gateway:
     """A gateway (no clock, no rate limits) whose Redis traffic goes to `wire`."""
-    evaluator = EvaluatorClient(evaluator_address, 5.0)
+    evaluator = EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT)
     service = TableService(
         TableStore(counting_client(redis_url, wire)), evaluator, warm_tables=warm_tables
     )
@@ -303,26 +256,18 @@ def test_a_redis_that_lost_its_scripts_loads_them_again(
 
 
 def test_on_a_redis_cluster_a_move_is_still_one_read_and_one_commit(
-    redis_cluster: str,  # noqa: F811 - the fixture imported above
+    redis_cluster: str,
     evaluator_address: str,
 ) -> None:
     """The table's keys share a slot; the clock's schedule, on another, only when it moves."""
     wire = Wire()
-
-    class CountingConnection(redis.Connection):
-        def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-            chunks = [command] if isinstance(command, (bytes, str)) else list(command)
-            payload = b"".join(c.encode() if isinstance(c, str) else bytes(c) for c in chunks)
-            wire.trips.append(command_names(payload))
-            super().send_packed_command(command, check_health)  # type: ignore[no-untyped-call]
-
     client = redis.cluster.RedisCluster.from_url(
         redis_cluster.replace("redis+cluster://", "redis://", 1),
         decode_responses=True,
-        connection_class=CountingConnection,
+        connection_class=counting_connection(wire),
     )
     client.flushall()
-    evaluator = EvaluatorClient(evaluator_address, 5.0)
+    evaluator = EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT)
     service = TableService(TableStore(client), evaluator)
     names = {item.name for item in dataclasses.fields(Settings)}
     overrides = {

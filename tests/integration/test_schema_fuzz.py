@@ -35,8 +35,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi import checks as openapi_checks
 
-from tests.conftest import RedisProcess
-from tests.integration.test_abuse import Gunicorn
+from tests.support.processes import Gunicorn, RedisProcess
 
 CASES = int(os.environ.get("SCHEMA_FUZZ_CASES", "1000"))
 WORKERS = 3

@@ -55,7 +55,8 @@ from gateway.app import create_app
 from gateway.games.common import FULL_DECK, RANKS, Deck
 from gateway.games.replay import replay, summary
 from gateway.service.tables import TableService
-from tests.integration.conftest import gateway_settings
+from tests.support.gateway import EVALUATOR_TIMEOUT, gateway_settings
+from tests.support.strategies import guts_options
 
 STEPS_PER_EXAMPLE = 200
 MIN_STEPS = int(os.environ.get("STATEFUL_STEPS", "10000"))
@@ -65,35 +66,8 @@ NAMES = ["ann", "bob", "cy", "dee", "eve", "fay", "Ann"]  # "Ann" collides with 
 MAX_TABLES = 3
 
 
-def _cap_not_below_ante(options: dict[str, Any]) -> dict[str, Any]:
-    """A per-deal cap below the ante is refused at creation (covered elsewhere)."""
-    if options["cap"] is not None and options["cap_mode"] == "per_deal":
-        options["cap"] = max(options["cap"], options["ante"])
-    return options
-
-
-GUTS_OPTIONS = st.fixed_dictionaries(
-    {
-        "game": st.just("guts"),
-        "cards": st.sampled_from([2, 3]),
-        "ante": st.integers(1, 3),
-        "ante_mode": st.sampled_from(["empty_pot", "every_deal"]),
-        "declare": st.sampled_from(["simultaneous", "sequential"]),
-        "all_out_ante": st.booleans(),
-        "wimp": st.booleans(),
-        "losers_pay": st.sampled_from(["all", "worst"]),
-        "ghost": st.booleans(),
-        "cap": st.none() | st.integers(1, 12),
-        "cap_mode": st.sampled_from(["per_deal", "reserve"]),
-        "turn_seconds": st.integers(1, 30),
-        "deal_pause_seconds": st.sampled_from([0, 1.5, 3]),
-        "rebuy": st.booleans(),
-        "min_players": st.integers(2, 3),
-        "max_players": st.integers(3, 6),
-        "min_buy_in": st.integers(1, 5),
-        "max_buy_in": st.integers(6, 40),
-    }
-).map(_cap_not_below_ante)
+# every field as the unit tests draw it, the buy-in ceiling above any floor
+GUTS_OPTIONS = guts_options(game=st.just("guts"), max_buy_in=st.integers(6, 40))
 PAIUTE_OPTIONS = st.fixed_dictionaries(
     {
         "game": st.just("paiute"),
@@ -207,7 +181,7 @@ def test_random_tables_keep_every_invariant(redis_url: str, evaluator_address: s
     clock = FakeClock()
     decks = DeckSource()
     store = TableStore(connect(redis_url, False))
-    evaluator = EvaluatorClient(evaluator_address, 10.0)
+    evaluator = EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT)
     service = TableService(store, evaluator, clock=clock, deck_source=decks)
     # The run sends more requests from one address than the abuse limits let through.
     app = create_app(

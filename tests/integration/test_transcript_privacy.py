@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Gateway, Player
-from tests.integration.play import seeded_decks
-from tests.integration.transcript import card_strings, own_deal
+from tests.support.gateway import Gateway
+from tests.support.play import seeded_decks
+from tests.support.tables_api import Player
+from tests.support.transcript import card_strings, own_deal
 
 
 class Transcript:

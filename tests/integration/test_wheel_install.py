@@ -25,8 +25,7 @@ import pytest
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from deploy import demo
-from tests.conftest import RedisProcess, free_port
-from tests.integration.processes import poll
+from tests.support.processes import RedisProcess, free_port, poll
 
 ROOT = Path(__file__).resolve().parents[2]
 # what deploy/Dockerfile.* copy into their build stage

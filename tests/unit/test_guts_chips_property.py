@@ -4,94 +4,22 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.games import guts
-from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
-
-CARDS = frozenset(FULL_DECK)
-CODES = {
-    "invalid_name",
-    "name_taken",
-    "table_full",
-    "invalid_buy_in",
-    "not_seated",
-    "already_left",
-    "already_started",
-    "not_enough_players",
-    "rebuy_not_allowed",
-    "game_in_progress",
-    "no_hand_in_progress",
-    "showdown_pending",
-    "not_your_turn",
-    "already_declared",
-    "invalid_choice",
-    "too_late",
-    "not_in_showdown",
-    "invalid_ranking",
-}
-NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "ann"]  # "ann" collides on purpose
-
-
-def _cap_not_below_ante(options: dict[str, Any]) -> dict[str, Any]:
-    """A per-deal cap below the ante is refused at creation (covered elsewhere)."""
-    if options["cap"] is not None and options["cap_mode"] == "per_deal":
-        options["cap"] = max(options["cap"], options["ante"])
-    return options
-
-
-OPTIONS = st.fixed_dictionaries(
-    {
-        "cards": st.sampled_from([2, 3]),
-        "ante": st.integers(1, 3),
-        "ante_mode": st.sampled_from(["empty_pot", "every_deal"]),
-        "declare": st.sampled_from(["simultaneous", "sequential"]),
-        "all_out_ante": st.booleans(),
-        "wimp": st.booleans(),
-        "losers_pay": st.sampled_from(["all", "worst"]),
-        "ghost": st.booleans(),
-        "cap": st.none() | st.integers(1, 12),
-        "cap_mode": st.sampled_from(["per_deal", "reserve"]),
-        "turn_seconds": st.integers(1, 30),
-        "rebuy": st.booleans(),
-        "deal_pause_seconds": st.sampled_from([0, 1.5, 3]),
-        "min_players": st.integers(2, 3),
-        "max_players": st.integers(3, 6),
-        "min_buy_in": st.integers(1, 5),
-        "max_buy_in": st.integers(5, 40),
-    }
-).map(_cap_not_below_ante)
+from gateway.games.common import Event, Ranked, RuleError
+from tests.support.games import GUTS_CODES as CODES
+from tests.support.games import cards_in, make_deck, stack_of
+from tests.support.strategies import GUTS_NAMES as NAMES
+from tests.support.strategies import GUTS_OPTIONS as OPTIONS
 
 # Weighted towards play; sit, leave and rebuy still come often enough to hit every rule.
 ACTIONS = ["sit", "leave", "rebuy", "start", "start"] + ["deadline", "settle"] * 3
 ACTIONS += ["declare"] * 12
-
-
-def leaves(value: Any) -> Iterator[Any]:
-    """Yield every scalar inside a JSON-like value."""
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from leaves(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from leaves(item)
-    else:
-        yield value
-
-
-def cards_in(value: Any) -> set[str]:
-    return {leaf for leaf in leaves(value) if isinstance(leaf, str) and leaf in CARDS}
-
-
-def stack_of(state: dict[str, Any], key: str) -> int:
-    seat = state["seats"].get(key)
-    return 0 if seat is None else int(seat["stack"])
 
 
 def check_invariants(state: dict[str, Any]) -> None:
@@ -191,12 +119,6 @@ def check_views(state: dict[str, Any]) -> None:
         for other, cards in (deal["hands"] if deal is not None else {}).items():
             if other != key and other not in deal["shown"]:
                 assert not seen & set(cards)
-
-
-def make_deck(rng: random.Random) -> Deck:
-    cards = list(FULL_DECK)
-    rng.shuffle(cards)
-    return Deck(tuple(cards), f"{rng.getrandbits(32):08x}")
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

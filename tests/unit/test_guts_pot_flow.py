@@ -12,7 +12,7 @@ from typing import Any
 
 from gateway.games import guts
 from gateway.games.common import Event, Ranked
-from tests.unit.test_guts_rules import make_deck
+from tests.support.games import make_deck
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve"]
 T0 = 1000.0

@@ -5,27 +5,17 @@ from __future__ import annotations
 import copy
 import json
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from gateway.games import fairness, guts
+from gateway.games import guts
 from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
+from tests.support.games import assert_refused, commitment, make_deck, types
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ida", "Jo"]
 T0 = 1000.0
-
-
-def commitment(deck: Deck) -> str:
-    """The commitment a deal with this deck publishes."""
-    return fairness.commitment(deck.cards, deck.salt)
-
-
-def make_deck(seed: int = 0) -> Deck:
-    cards = list(FULL_DECK)
-    random.Random(seed).shuffle(cards)
-    return Deck(tuple(cards), f"{seed:08x}")
 
 
 def seated(players: int, stack: int = 100, **options: Any) -> dict[str, Any]:
@@ -53,19 +43,6 @@ def declare_all(
             state, new = guts.declare(state, seat, choices[seat], T0 + 1)
             events += new
     return state, events
-
-
-def assert_refused(code: str, move: Callable[..., Any], state: dict[str, Any], *args: Any) -> None:
-    before = copy.deepcopy(state)
-    with pytest.raises(RuleError) as caught:
-        move(state, *args)
-    assert caught.value.code == code, caught.value.detail
-    assert caught.value.detail.endswith(".")
-    assert state == before
-
-
-def types(events: list[Event]) -> list[str]:
-    return [e["type"] for e in events]
 
 
 # --------------------------------------------------------------------------- options

@@ -7,9 +7,7 @@ fixed function of the cards that calls about a third of all hands no combination
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import random
 from collections import Counter
 from typing import Any
 
@@ -17,47 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.games import paiute
-from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
-from tests.unit.test_guts_chips_property import CODES as GUTS_CODES
-from tests.unit.test_guts_chips_property import cards_in, stack_of
-
-# Guts' codes for the seat moves, with Paiute's turn codes in place of declaring.
-CODES = (GUTS_CODES - {"already_declared"}) | {
-    "already_drawn",
-    "empty_discard_pile",
-    "must_draw_first",
-    "card_not_held",
-    "cannot_discard_drawn",
-    "invalid_combination",
-    "cards_not_held",
-    "no_combination",
-}
-NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "ann"]  # "ann" collides on purpose
-
-OPTIONS = st.fixed_dictionaries(
-    {
-        "ante": st.integers(1, 3),
-        "turn_seconds": st.integers(1, 30),
-        "max_reshuffles": st.integers(0, 2),
-        "deal_pause_seconds": st.sampled_from([0, 1.5, 3]),
-        "min_players": st.integers(2, 3),
-        "max_players": st.integers(2, 5),
-        "min_buy_in": st.integers(1, 5),
-        "max_buy_in": st.integers(5, 40),
-        "rebuy": st.booleans(),
-    }
-)
-
-# Mostly whole turns, so that deals run long enough to reach the stock's end; calls are
-# rare outside the last turns (see play_move), or every deal would end at once.
-ACTIONS = ["sit", "leave", "rebuy", "start", "start", "settle", "settle", "deadline"]
-ACTIONS += ["draw", "discard", "call"] + ["turn"] * 30
-
-
-def fake_rank(cards: list[str]) -> Ranked:
-    """A stand-in for the evaluator: strength 0, 1 or 2 by a digest of the cards."""
-    strength = hashlib.sha256(",".join(sorted(cards)).encode()).digest()[0] % 3
-    return Ranked(strength, "fake", f"Fake strength {strength}")
+from gateway.games.common import FULL_DECK, Event, RuleError
+from tests.support.games import PAIUTE_CODES as CODES
+from tests.support.games import cards_in, stack_of
+from tests.support.strategies import PAIUTE_ACTIONS as ACTIONS
+from tests.support.strategies import PAIUTE_NAMES as NAMES
+from tests.support.strategies import PAIUTE_OPTIONS as OPTIONS
+from tests.support.strategies import paiute_move as play_move
 
 
 def public_cards(deal: dict[str, Any]) -> set[str]:
@@ -171,77 +135,6 @@ def check_views(state: dict[str, Any]) -> None:
         # A call's discard stays in its claim, wherever the card has gone since.
         claimed = {claim["discard"] for claim in deal["claims"].values()}
         assert not seen & set(deal["stock"]) - claimed
-
-
-def make_deck(rng: random.Random) -> Deck:
-    cards = list(FULL_DECK)
-    rng.shuffle(cards)
-    return Deck(tuple(cards), f"{rng.getrandbits(32):08x}")
-
-
-def play_move(
-    state: dict[str, Any], action: str, data: st.DataObject, now: float, rng: random.Random
-) -> tuple[dict[str, Any], list[Event]]:
-    """Try one move, mostly a legal one, for the seat whose turn it is."""
-    options = state["options"]
-    seats = st.integers(1, options["max_players"] + 1)
-    deal = state["deal"]
-    turn = deal["turn"] if deal is not None and deal["turn"] is not None else None
-    seat = turn if turn is not None and data.draw(st.integers(0, 19)) else data.draw(seats)
-    if action == "sit":
-        buy_in = data.draw(st.integers(0, options["max_buy_in"] + 1))
-        return paiute.sit(state, data.draw(st.sampled_from(NAMES)), buy_in, now)
-    if action == "leave":
-        return paiute.leave(state, data.draw(seats), now)
-    if action == "rebuy":
-        amount = data.draw(st.integers(0, options["max_buy_in"]))
-        return paiute.rebuy(state, data.draw(seats), amount, now)
-    if action == "start" or state["phase"] == "waiting":
-        return paiute.start(state, data.draw(seats), now, make_deck(rng))
-    if action == "deadline":
-        deadline = paiute.next_deadline(state)
-        return paiute.on_deadline(state, max(now, deadline or now), make_deck(rng))
-    if action == "settle" or state["phase"] == "showdown":
-        request = paiute.ranking_request(state) or {}
-        keys = list(request)
-        if keys and data.draw(st.integers(0, 9)) == 0:
-            keys.pop()
-        return paiute.settle(state, {key: fake_rank(request[key]) for key in keys}, now)
-    if state["phase"] == "between_deals":
-        return paiute.on_deadline(state, max(now, state["deadline"]), make_deck(rng))
-    if action == "draw":
-        return paiute.draw(state, seat, data.draw(st.sampled_from(["stock", "discard"])), now)
-    held: list[str] = deal["hands"].get(str(seat), []) if deal is not None else []
-    if action == "discard":
-        card = data.draw(st.sampled_from(held)) if held else "2c"
-        return paiute.discard(state, seat, card, now)
-    events: list[Event] = []
-    if deal is not None and deal["turn"] == seat and deal["drawn"] is None:
-        source = data.draw(st.sampled_from(["stock", "stock", "stock", "discard"]))
-        state, events = paiute.draw(state, seat, source, now)
-        if state["deal"]["drawn"] is None:
-            return state, events
-        deal = state["deal"]
-        held = deal["hands"][str(seat)]
-    if action == "call" or (state["phase"] == "last_turns" and data.draw(st.booleans())):
-        cards = list(held)
-        data.draw(st.randoms(use_true_random=False)).shuffle(cards)
-        size = data.draw(st.sampled_from([5, 5, 6]))
-        spare = cards[size] if len(cards) > size else None
-        try:
-            state, more = paiute.call(
-                state, seat, cards[:size], spare, fake_rank(cards[:size]), now
-            )
-            return state, events + more
-        except RuleError:
-            if not events:
-                raise
-    if deal is None or deal["drawn"] is None or not held:
-        return paiute.discard(state, seat, held[0] if held else "2c", now)
-    # The drawn card, unless it came from the discard pile and must stay.
-    card = held[-1] if deal["drawn"]["source"] == "stock" else held[0]
-    state, more = paiute.discard(state, seat, card, now)
-    return state, events + more
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,7 +12,7 @@ import pytest
 
 from gateway.games import fairness, paiute
 from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
-from tests.unit.test_guts_rules import assert_refused, commitment, make_deck, types
+from tests.support.games import assert_refused, commitment, make_deck, types
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve"]
 T0 = 1000.0

@@ -13,8 +13,14 @@ from hypothesis import strategies as st
 from gateway.games import guts, paiute
 from gateway.games.common import Event, Ranked, RuleError
 from gateway.games.replay import ReplayError, apply_event, empty_table, replay, summary
-from tests.unit import test_guts_chips_property as guts_property
-from tests.unit import test_paiute_chips_property as paiute_property
+from tests.support.games import make_deck
+from tests.support.strategies import (
+    GUTS_NAMES,
+    GUTS_OPTIONS,
+    PAIUTE_ACTIONS,
+    PAIUTE_OPTIONS,
+    paiute_move,
+)
 
 
 def guts_move(
@@ -25,21 +31,21 @@ def guts_move(
     seats = st.integers(1, options["max_players"] + 1)
     if action == "sit":
         buy_in = data.draw(st.integers(0, options["max_buy_in"] + 1))
-        return guts.sit(state, data.draw(st.sampled_from(guts_property.NAMES)), buy_in, now)
+        return guts.sit(state, data.draw(st.sampled_from(GUTS_NAMES)), buy_in, now)
     if action == "leave":
         return guts.leave(state, data.draw(seats), now)
     if action == "rebuy":
         amount = data.draw(st.integers(0, options["max_buy_in"]))
         return guts.rebuy(state, data.draw(seats), amount, now)
     if action == "start":
-        return guts.start(state, data.draw(seats), now, guts_property.make_deck(rng))
+        return guts.start(state, data.draw(seats), now, make_deck(rng))
     if action == "declare":
         pending = (guts.view(state, None)["pending"] or {}).get("seats") or []
         seat = data.draw(st.sampled_from(pending) | seats if pending else seats)
         return guts.declare(state, seat, data.draw(st.sampled_from(["in", "in", "out"])), now)
     if action == "deadline":
         deadline = guts.next_deadline(state)
-        return guts.on_deadline(state, max(now, deadline or now), guts_property.make_deck(rng))
+        return guts.on_deadline(state, max(now, deadline or now), make_deck(rng))
     request = guts.ranking_request(state) or {}
     ranked = {key: Ranked(data.draw(st.integers(0, 3)), "x", "") for key in request}
     return guts.settle(state, ranked, now)
@@ -80,7 +86,7 @@ def play_and_replay(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(options=guts_property.OPTIONS, data=st.data())
+@given(options=GUTS_OPTIONS, data=st.data())
 def test_guts_logs_replay_to_the_state(options: dict[str, Any], data: st.DataObject) -> None:
     options["max_players"] = max(options["max_players"], options["min_players"])
     state = guts.new_table(options, "replay", 0.0)
@@ -88,12 +94,12 @@ def test_guts_logs_replay_to_the_state(options: dict[str, Any], data: st.DataObj
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(options=paiute_property.OPTIONS, data=st.data())
+@given(options=PAIUTE_OPTIONS, data=st.data())
 def test_paiute_logs_replay_to_the_state(options: dict[str, Any], data: st.DataObject) -> None:
     options["max_players"] = max(options["max_players"], options["min_players"])
     state = paiute.new_table(options, "replay", 0.0)
     steps = data.draw(st.integers(20, 250))
-    play_and_replay(state, data, steps, paiute_property.play_move, paiute_property.ACTIONS)
+    play_and_replay(state, data, steps, paiute_move, PAIUTE_ACTIONS)
 
 
 def seated(seat: int, name: str, stack: int) -> Event:
@@ -105,7 +111,7 @@ def seated(seat: int, name: str, stack: int) -> Event:
 
 
 def test_a_guts_deal_replays_to_stacks_pot_and_hands() -> None:
-    deck = guts_property.make_deck(random.Random(7))
+    deck = make_deck(random.Random(7))
     state = guts.new_table({"cards": 3, "ante": 2}, "one", 0.0)
     log: list[Event] = []
     for name in ("Ann", "Bob"):

@@ -13,7 +13,7 @@ import pytest
 
 from gateway.games import guts, paiute, table
 from gateway.games.common import Event, RuleError
-from tests.unit.test_guts_rules import make_deck
+from tests.support.games import make_deck
 
 
 def seated(game: Any = guts, stacks: tuple[int, ...] = (100, 100, 100)) -> dict[str, Any]:

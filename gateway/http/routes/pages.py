@@ -14,7 +14,7 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 
 from gateway.errors import problem
 
-WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+WEB_DIR = Path(__file__).resolve().parents[2] / "web"
 ASSET_MAX_AGE_SECONDS = 300
 ASSET_SUFFIXES = frozenset({".js", ".css", ".svg"})
 

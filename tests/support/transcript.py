@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gateway.adapters.store import TableStore
-from tests.integration.conftest import Gateway, Player
+from tests.support.gateway import Gateway
+from tests.support.tables_api import Player
 
 CARDS = {rank + suit for rank in "23456789TJQKA" for suit in "cdhs"}
 

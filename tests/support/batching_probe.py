@@ -1,4 +1,4 @@
-"""Run in a process of its own (`python -m tests.integration.batching_probe URL`): the
+"""Run in a process of its own (`python -m tests.support.batching_probe URL`): the
 standard library patched by gevent, as in a gateway worker, so that `gateway.adapters.batching`
 batches. Each scenario runs against the Redis at URL and the results are printed as
 one JSON object for `test_batching.py` to check."""
@@ -16,10 +16,10 @@ from typing import Any  # noqa: E402
 import gevent  # noqa: E402
 import redis  # noqa: E402
 
-from bench.service import free_port  # noqa: E402
 from gateway.adapters.batching import CommandBatcher, batcher_for  # noqa: E402
 from gateway.adapters.ratelimit import RateLimiter  # noqa: E402
 from gateway.adapters.store import TableRecord, TableStore, connect  # noqa: E402
+from tests.support.processes import free_port  # noqa: E402
 
 
 def _batcher(client: Any) -> tuple[CommandBatcher, list[int]]:

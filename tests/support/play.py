@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from gateway.games.common import FULL_DECK, Deck
-from tests.integration.conftest import Gateway, Player
+from tests.support.gateway import Gateway
+from tests.support.processes import poll
+from tests.support.tables_api import Player
 
 T = TypeVar("T")
 
 
-def wait_for(predicate: Callable[[], T | None], seconds: float = 10.0) -> T:
-    """Poll until `predicate` returns something truthy; that value."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
+def wait_for(predicate: Callable[[], T | None], seconds: float = 60.0) -> T:
+    """Poll until `predicate` returns something truthy; that value (see `poll`)."""
+    return poll(predicate, seconds)
 
 
 def seeded_decks(seed: int) -> Callable[[], Deck]:
@@ -167,3 +163,21 @@ def play_paiute_turns(
             )
         if after_turn is not None:
             after_turn()
+
+
+def seated(gateway: Gateway, **options: Any) -> tuple[str, Player, Player]:
+    """A Guts table with two seated players."""
+    table_id = gateway.create(deal_pause_seconds=60, **options)
+    return table_id, gateway.sit(table_id, "ann"), gateway.sit(table_id, "bo")
+
+
+def opened_cards(proof: dict[str, Any], commitment: str) -> dict[int, str]:
+    """Check a history's proof as any reader can; the cards it opens, by deck position."""
+    leaves = proof["leaves"]
+    assert len(leaves) == 52
+    assert hashlib.sha256(",".join(leaves).encode()).hexdigest() == proof["commitment"]
+    assert proof["commitment"] == commitment
+    for item in proof["opened"]:
+        text = f"{item['position']}:{item['card']}:{item['salt']}"
+        assert hashlib.sha256(text.encode()).hexdigest() == leaves[item["position"]]
+    return {item["position"]: item["card"] for item in proof["opened"]}

@@ -2,7 +2,7 @@
 
 `TableCalls` builds create, sit, act and table on one method, `json_call`, which the
 in-process gateway (Flask's test client, tests/integration/conftest.py) and the HTTP one
-(tests/integration/processes.py) each implement; both answer with a response that has
+(tests/support/processes.py) each implement; both answer with a response that has
 `status_code`, `get_json()` and `get_data(as_text=True)`.
 """
 

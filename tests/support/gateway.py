@@ -1,0 +1,112 @@
+"""The gateway in this process, via Flask's test client, with shortcuts for the table API."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from gateway.app import create_app
+from gateway.settings import Settings
+from tests.support.tables_api import Player, TableCalls
+
+# seconds a test gateway waits for the evaluator, where that deadline is not under test
+EVALUATOR_TIMEOUT = 30.0
+
+
+@dataclass
+class Gateway(TableCalls):
+    """A test client with shortcuts for the table API; records every body it receives."""
+
+    app: Flask
+    client: FlaskClient
+    received: list[tuple[str | None, Any]] = field(default_factory=list)
+
+    def call(self, method: str, path: str, player: Player | None = None, **kwargs: Any) -> Any:
+        """One request; the response (its JSON is recorded for the transcript check)."""
+        headers = dict(kwargs.pop("headers", {}))
+        if player is not None:
+            headers.update(player.auth)
+        response = self.client.open(path, method=method, headers=headers, **kwargs)
+        if response.is_json:
+            self.received.append((player.name if player else None, response.get_json()))
+        elif response.mimetype == "text/event-stream":
+            self.received.append((player.name if player else None, response.get_data(True)))
+        return response
+
+    def json_call(self, method: str, path: str, player: Player | None, body: Any) -> Any:
+        """One request through `call`, with `body` as JSON unless it is None."""
+        if body is None:
+            return self.call(method, path, player)
+        return self.call(method, path, player, json=body)
+
+    def stream(
+        self,
+        table_id: str,
+        player: Player | None,
+        blocks: int,
+        headers: dict[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Read the server-sent event stream until `blocks` blocks came; the events in it."""
+        response = self.call(
+            "GET",
+            f"/v1/tables/{table_id}/events/stream",
+            player,
+            headers=headers or {},
+            buffered=False,
+        )
+        assert response.mimetype == "text/event-stream"
+        text = ""
+        for chunk in response.response:
+            text += chunk.decode() if isinstance(chunk, bytes) else chunk
+            if text.count("\n\n") > blocks:
+                break
+        response.close()
+        return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+
+    def events(
+        self, table_id: str, player: Player | None = None, after: int = 0, wait: float = 0
+    ) -> dict[str, Any]:
+        """Events after a cursor."""
+        response = self.call(
+            "GET", f"/v1/tables/{table_id}/events?after={after}&wait={wait}", player
+        )
+        assert response.status_code == 200, response.get_json()
+        return dict(response.get_json())
+
+
+def gateway_settings(redis_url: str, evaluator_address: str, **overrides: Any) -> Settings:
+    """Settings for a test gateway: fast clock, short long-polls, a patient evaluator client.
+
+    The evaluator's deadline is long (the 2 s default is a production budget that a loaded
+    machine can eat); the tests of that deadline set their own.
+    """
+    values: dict[str, Any] = {
+        "redis_url": redis_url,
+        "evaluator_addr": evaluator_address,
+        "evaluator_timeout": EVALUATOR_TIMEOUT,
+        "clock": True,
+        "clock_interval": 0.05,
+        "long_poll_max": 10.0,
+        "stream_max_seconds": 5.0,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+def make_app(redis_url: str, evaluator_address: str, **overrides: Any) -> Flask:
+    """A testing gateway app on this Redis and evaluator (`gateway_settings` plus overrides)."""
+    app = create_app(gateway_settings(redis_url, evaluator_address, **overrides))
+    app.testing = True
+    return app
+
+
+def close_app(app: Flask) -> None:
+    """Stop the app's clock (if it runs one) and release its evaluator channel."""
+    clock = app.extensions.get("cardroom.clock")
+    if clock is not None:
+        clock.stop()
+    app.extensions["cardroom.service"].evaluator.close()
