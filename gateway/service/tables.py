@@ -100,6 +100,33 @@ class Change:
     holding: bool = False
 
 
+class SeatHolder:
+    """Who holds the token a change came with: a seat (a given one, if `seat` is set).
+
+    The change loop calls it with the token's holder before anything else is checked;
+    a spectator is refused (401 missing_token), and so is another seat (403 wrong_seat).
+    """
+
+    def __init__(self, seat: int | None = None) -> None:
+        """Accept any seat, or only `seat`."""
+        self.required = seat
+        self.viewer = SPECTATOR
+
+    def __call__(self, viewer: Viewer) -> None:
+        """Note the holder; refuse a spectator or another seat than the required one."""
+        self.viewer = viewer
+        if viewer.seat is None:
+            raise missing_token()
+        if self.required is not None and viewer.seat != self.required:
+            raise wrong_seat(self.required)
+
+    @property
+    def seat(self) -> int:
+        """The holder's seat (only asked for after the holder was accepted)."""
+        assert self.viewer.seat is not None  # a spectator was refused already
+        return self.viewer.seat
+
+
 class TableService(TableQueries):
     """Create tables, seat players, apply moves and deadlines; the reads of `TableQueries`."""
 
@@ -257,15 +284,7 @@ class TableService(TableQueries):
         idempotency: Idempotency | None,
     ) -> Outcome:
         """A seat asks to leave: now, or when the deal it is in is settled."""
-        viewer = SPECTATOR
-
-        def authorize(holder: Viewer) -> None:
-            nonlocal viewer
-            viewer = holder
-            if holder.seat is None:
-                raise missing_token()
-            if holder.seat != seat:
-                raise wrong_seat(seat)
+        holder = SeatHolder(seat)
 
         def move(state: dict[str, Any]) -> Transition:
             return transition(game_of(state).leave(table_state(state), seat, self.clock()))
@@ -280,7 +299,7 @@ class TableService(TableQueries):
                 None,
             )
             gone = str(seat) not in state["seats"] or (
-                state["seats"][str(seat)]["player_id"] != viewer.player
+                state["seats"][str(seat)]["player_id"] != holder.viewer.player
             )
             return Outcome(
                 200, {"seat": seat, "left": gone, "leaving": not gone, "cashed_out": cashed}, {}
@@ -292,7 +311,7 @@ class TableService(TableQueries):
             if_match=if_match,
             idempotency=idempotency,
             token=token,
-            authorize=authorize,
+            authorize=holder,
         )
         return self._change(table_id, change)
 
@@ -312,17 +331,10 @@ class TableService(TableQueries):
         log. With an Idempotency-Key that 204 is what replays of the key get.
         """
         kind = action["action"]
-        viewer = SPECTATOR
-
-        def authorize(holder: Viewer) -> None:
-            nonlocal viewer
-            viewer = holder
-            if holder.seat is None:
-                raise missing_token()
+        holder = SeatHolder()
 
         def move(state: dict[str, Any]) -> Transition:
-            seat = viewer.seat
-            assert seat is not None  # authorize() refused a spectator already
+            seat = holder.seat
             game = game_of(state)
             if kind not in game.moves:
                 raise unsupported_move(state["game"], kind)
@@ -343,8 +355,8 @@ class TableService(TableQueries):
             return Outcome(
                 200,
                 {
-                    "table": self.present(state, viewer),
-                    "events": [public_event(e) for e in events if viewer.may_see(e)],
+                    "table": self.present(state, holder.viewer),
+                    "events": [public_event(e) for e in events if holder.viewer.may_see(e)],
                 },
                 {},
             )
@@ -353,7 +365,7 @@ class TableService(TableQueries):
             # the version before this seat's turn was held open (`_hold_turn`): the hold
             # moved only the deadline, so an If-Match from before it still matches
             held = record.state.get("turn_held_from")
-            if held is None or held["seat"] != viewer.seat:
+            if held is None or held["seat"] != holder.viewer.seat:
                 return None
             return int(held["version"])
 
@@ -364,7 +376,7 @@ class TableService(TableQueries):
                 if_match=if_match,
                 idempotency=idempotency,
                 token=token,
-                authorize=authorize,
+                authorize=holder,
                 also_matches=held_version,
             )
             return self._change(table_id, change)
@@ -386,16 +398,10 @@ class TableService(TableQueries):
 
         The turn's deadline, or None when the turn could not be held (the table moved on).
         """
-        seat: int | None = None
-
-        def authorize(holder: Viewer) -> None:
-            nonlocal seat
-            seat = holder.seat
-            if seat is None:
-                raise missing_token()
+        holder = SeatHolder()
 
         def move(state: dict[str, Any]) -> Transition:
-            assert seat is not None  # authorize() refused a spectator already
+            seat = holder.seat
             call = move_of(action, self.deck_source)
             assert isinstance(call, Call)  # only a call is held
             now = self.clock()
@@ -411,7 +417,7 @@ class TableService(TableQueries):
 
         try:
             change = Change(
-                move, respond, token=token, authorize=authorize, skip_empty=True, holding=True
+                move, respond, token=token, authorize=holder, skip_empty=True, holding=True
             )
             outcome = self._change(table_id, change)
         except ApiError:

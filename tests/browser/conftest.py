@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.processes import GunicornGateway, RedisProcess
+from tests.support.processes import RedisProcess, gateway_on
 
 
 @pytest.fixture(scope="module")
@@ -17,13 +17,8 @@ def gateway_url(
     redis_process: RedisProcess, evaluator_address: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
     """A gunicorn gateway on a free port, on the session's Redis (emptied) and evaluator."""
-    import redis
-
-    if redis_process.process is None:
-        redis_process.start()
-    redis.Redis.from_url(redis_process.url).flushall()
-    gateway = GunicornGateway(
-        redis_process.url,
+    with gateway_on(
+        redis_process,
         evaluator_address,
         tmp_path_factory.mktemp("gateway") / "gunicorn.log",
         workers=1,
@@ -32,12 +27,8 @@ def gateway_url(
         GATEWAY_GRACEFUL_TIMEOUT="2",
         CLOCK_INTERVAL="0.1",
         LOG_LEVEL="warning",
-    )
-    gateway.start()
-    try:
+    ) as gateway:
         yield gateway.url
-    finally:
-        gateway.stop()
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import GunicornGateway, RedisProcess
+from tests.support.processes import GunicornGateway, RedisProcess, gateway_on
 
 REPORTS = Path(__file__).resolve().parents[2] / "var" / "reports"
 
@@ -147,24 +147,15 @@ def gateway(
     redis_process: RedisProcess, evaluator_address: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[GunicornGateway]:
     """A gunicorn gateway on a free port, on the session's Redis (emptied) and evaluator."""
-    import redis
-
-    if redis_process.process is None:
-        redis_process.start()
-    redis.Redis.from_url(redis_process.url).flushall()
-    server = GunicornGateway(
-        redis_process.url,
+    with gateway_on(
+        redis_process,
         evaluator_address,
         tmp_path_factory.mktemp("gateway") / "gunicorn.log",
         workers=1,
         CLOCK_INTERVAL="0.1",
         LOG_LEVEL="warning",
-    )
-    server.start()
-    try:
+    ) as server:
         yield server
-    finally:
-        server.stop()
 
 
 # what an interpreter says it is, and whether it can make a virtualenv (Debian's own

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
@@ -35,7 +34,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi import checks as openapi_checks
 
-from tests.support.processes import Gunicorn, RedisProcess
+from tests.support.processes import Gunicorn, RedisProcess, emptied
 
 CASES = int(os.environ.get("SCHEMA_FUZZ_CASES", "1000"))
 WORKERS = 3
@@ -171,11 +170,8 @@ def served(
     redis_process: RedisProcess, evaluator_address: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Gunicorn, schemathesis.BaseSchema]]:
     """gunicorn on the session's Redis (limits off) and the document it serves."""
-    if redis_process.process is None:
-        redis_process.start()
-    redis.Redis.from_url(redis_process.url).flushall()
     server = Gunicorn(
-        redis_process.url,
+        emptied(redis_process),
         evaluator_address,
         tmp_path_factory.mktemp("schema-fuzz") / "gunicorn.log",
         RATE_LIMIT_PER_ADDRESS="0",

@@ -21,7 +21,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar, TypeVar
@@ -647,3 +648,26 @@ def process_holding(client_port: int, server_port: int, candidates: list[int]) -
         except OSError:
             continue
     return None
+
+
+def emptied(redis: RedisProcess) -> str:
+    """The URL of `redis`, started if it was stopped and emptied of earlier tests' keys."""
+    import redis as redis_py
+
+    if redis.process is None:
+        redis.start()
+    redis_py.Redis.from_url(redis.url).flushall()
+    return redis.url
+
+
+@contextmanager
+def gateway_on(
+    redis: RedisProcess, evaluator_address: str, logs: Path, **options: Any
+) -> Iterator[GunicornGateway]:
+    """gunicorn on `redis` (emptied first) and the evaluator, with `options`; stopped after."""
+    server = GunicornGateway(emptied(redis), evaluator_address, logs, **options)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
