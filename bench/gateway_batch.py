@@ -24,9 +24,14 @@ KINDS = ("healthz", "read_table", "declare", "declare_minimal")
 
 def one_run(load: Any, plan: Any, env: dict[str, str]) -> dict[str, float]:
     """Start the service with `env`, run the request rounds, stop it."""
+    return rounds_of(load, plan, GatewayConfig(extra_env=env))
+
+
+def rounds_of(load: Any, plan: Any, config: GatewayConfig) -> dict[str, float]:
+    """Start the service as `config` says, run the request rounds, stop it; the figures."""
     from bench.gateway_bench import request_rounds
 
-    service = Service(GatewayConfig(extra_env=env))
+    service = Service(config)
     try:
         rounds = request_rounds(service, load, plan, lambda _: None)
     finally:

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.gateway_http import Connection, Seat
 from bench.gateway_load import JobResult, Request, play_deals, run_requests
@@ -128,16 +128,17 @@ def spread(values: list[float]) -> dict[str, Any]:
 
 
 Figures = dict[str, float]
+Setting = TypeVar("Setting")
 
 
 def alternating_runs(
-    settings: dict[str, dict[str, str]],
+    settings: dict[str, Setting],
     pairs: int,
-    run: Callable[[dict[str, str]], Figures],
+    run: Callable[[Setting], Figures],
     describe: Callable[[Figures], str],
     log: Callable[[str], None],
 ) -> tuple[dict[str, list[Figures]], dict[str, Figures]]:
-    """`pairs` runs of each setting (name -> the gateway's environment), alternating so
+    """`pairs` runs of each setting (name -> what `run` is given), alternating so
     that a drift of the machine's speed falls on every setting alike; the runs of each
     setting and the median of each of their figures. Each run is logged by `describe`."""
     runs: dict[str, list[Figures]] = {name: [] for name in settings}
@@ -692,6 +693,10 @@ def report(results: dict[str, Any]) -> None:
         from bench.gateway_gc import report as gc_report
 
         gc_report(results["gc"])
+    if "against" in results:
+        from bench.gateway_versions import report as versions_report
+
+        versions_report(results["against"])
     if "batch" in results:
         from bench.gateway_batch import report as batch_report
 
@@ -724,6 +729,11 @@ def main() -> None:
         "--batch",
         action="store_true",
         help="requests with the Redis commands batched (REDIS_BATCH) and not, alternating runs",
+    )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="this tree's gateway against revision REV's, alternating runs (a git worktree)",
     )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=32)
@@ -801,6 +811,11 @@ def main() -> None:
 
             log("Redis commands batched and not (REDIS_BATCH), alternating runs")
             results["batch"] = compare_batching(load, plan, log)
+        if arguments.against:
+            from bench.gateway_versions import compare as compare_versions
+
+            log(f"this tree's gateway against {arguments.against}'s, alternating runs")
+            results["against"] = compare_versions(load, plan, arguments.against, log)
     finally:
         load.close()
         service.stop()

@@ -16,6 +16,7 @@ from typing import Any
 
 from tests.support.processes import (
     DURABLE,
+    ROOT,
     VOLATILE,
     EvaluatorProcess,
     GunicornGateway,
@@ -56,6 +57,8 @@ class GatewayConfig:
     worker_class: str = "gevent"
     clock_interval: float = 0.05
     extra_env: dict[str, str] = field(default_factory=dict)
+    # the tree whose gateway runs (`--against REV` checks another revision out)
+    source: Path | None = None
 
     @property
     def label(self) -> str:
@@ -90,6 +93,7 @@ class Gateway(GunicornGateway):
             config.threads,
             ready="/readyz",
             defaults={},
+            source=config.source or ROOT,
             **variables,
         )
         self.environment.pop("PROMETHEUS_MULTIPROC_DIR", None)

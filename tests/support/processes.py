@@ -456,6 +456,13 @@ class HttpGateway(TableCalls):
 # ---------------------------------------------------------------- gunicorn
 
 
+def gunicorn_arguments(source: Path) -> list[str]:
+    """gunicorn's config and application in the tree `source` (an older tree: `api/`)."""
+    if (source / "gateway" / "wsgi.py").is_file():
+        return ["-c", "gateway/runtime/gunicorn_conf.py", "gateway.wsgi:app"]
+    return ["-c", "api/gunicorn_conf.py", "api.wsgi:app"]
+
+
 class GunicornGateway:
     """The gateway as deployed: `gunicorn -c gateway/runtime/gunicorn_conf.py gateway.wsgi:app`."""
 
@@ -477,13 +484,16 @@ class GunicornGateway:
         port: int | None = None,
         ready: str = "/healthz",
         defaults: dict[str, str] | None = None,
+        source: Path = ROOT,
         **environment: str,
     ) -> None:
         """Prepare (not start) a gateway writing its log to `logs` (None: this terminal).
 
         `ready` is the path that must answer 200 before `start` returns; `defaults` (the
-        tests' `TEST_DEFAULTS` unless given) override this process's environment.
+        tests' `TEST_DEFAULTS` unless given) override this process's environment; `source`
+        is the tree whose gateway runs (another revision's, for a benchmark's comparison).
         """
+        self.source = source
         self.port = port or free_port()
         self.logs = logs or TERMINAL
         self.ready = ready
@@ -505,15 +515,8 @@ class GunicornGateway:
         log = _log_target(self.logs)
         try:
             self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "-c",
-                    "gateway/runtime/gunicorn_conf.py",
-                    "gateway.wsgi:app",
-                ],
-                cwd=ROOT,
+                [sys.executable, "-m", "gunicorn", *gunicorn_arguments(self.source)],
+                cwd=self.source,
                 env=self.environment,
                 stdout=log,
                 stderr=None if log is None else subprocess.STDOUT,
