@@ -37,6 +37,7 @@ import os
 import random
 import statistics
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -45,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.gateway_http import Connection, Seat
+from bench.gateway_http import Connection, Seat, guts_table
 from bench.gateway_load import JobResult, Request, play_deals, run_requests
 from bench.service import GatewayConfig, Service, cpu_seconds
 
@@ -238,16 +239,28 @@ class CpuMeter:
 
 
 def guts_tables(url: str, count: int) -> list[tuple[str, list[Seat]]]:
-    """`count` fresh 5-seat Guts tables, through the Python SDK (setup, not measured)."""
-    from cardroom_client import Client, GutsOptions
+    """`count` fresh 5-seat Guts tables, each seat a player of its own (setup, not measured).
+
+    A gateway without players (an older revision: 404 for POST /v1/players) gets
+    anonymous seats.
+    """
+    local = threading.local()
+    opened: list[Connection] = []
 
     def one(_: int) -> tuple[str, list[Seat]]:
-        table = client.create_table(GutsOptions(**GUTS_OPTIONS))
-        seats = [client.take_seat(table.id, f"p{i}", BUY_IN) for i in range(PLAYERS)]
-        return table.id, [Seat(seat.number, seat.token) for seat in seats]
+        conn = getattr(local, "conn", None)
+        if conn is None:
+            conn = local.conn = Connection(url)
+            opened.append(conn)
+        table = guts_table(conn, PLAYERS, BUY_IN, **GUTS_OPTIONS)
+        return table.table_id, list(table.seats)
 
-    with Client(url, timeout=60) as client, ThreadPoolExecutor(8) as pool:
-        return list(pool.map(one, range(count)))
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            return list(pool.map(one, range(count)))
+    finally:
+        for conn in opened:
+            conn.close()
 
 
 def start_all(url: str, tables: list[tuple[str, list[Seat]]]) -> None:
@@ -290,6 +303,16 @@ def wait_for_deal(url: str, tables: list[tuple[str, list[Seat]]], hand: int) -> 
 
 
 MINIMAL = {"Prefer": "return=minimal"}
+# what the request rounds' moves and reads carry: the seat's token, or (--moves-with key)
+# its player's key, where the gateway has players
+MOVES_WITH = {"credential": "token"}
+
+
+def credential(seat: Seat) -> str:
+    """The credential a seat's moves and reads are sent with (`MOVES_WITH`)."""
+    if MOVES_WITH["credential"] == "key" and seat.key is not None:
+        return seat.key
+    return seat.token
 
 
 def _declare(table_id: str, seat: Seat, choice: str, minimal: bool = False) -> Request:
@@ -297,8 +320,8 @@ def _declare(table_id: str, seat: Seat, choice: str, minimal: bool = False) -> R
     body = {"action": "declare", "choice": choice}
     path = f"/v1/tables/{table_id}/actions"
     if minimal:
-        return Request("POST", path, body, seat.token, MINIMAL, expect=204)
-    return Request("POST", path, body, seat.token)
+        return Request("POST", path, body, credential(seat), MINIMAL, expect=204)
+    return Request("POST", path, body, credential(seat))
 
 
 # --------------------------------------------------------------------- measurements
@@ -327,7 +350,10 @@ def request_rounds(
             "healthz": ([[Request("GET", "/healthz")]] * CLIENTS, plan.seconds),
             "read_table": (
                 [
-                    [Request("GET", f"/v1/tables/{t}", None, seats[0].token) for t, seats in mine]
+                    [
+                        Request("GET", f"/v1/tables/{t}", None, credential(seats[0]))
+                        for t, seats in mine
+                    ]
                     for mine in per_client
                 ],
                 plan.seconds,
@@ -735,6 +761,12 @@ def main() -> None:
         metavar="REV",
         help="this tree's gateway against revision REV's, alternating runs (a git worktree)",
     )
+    parser.add_argument(
+        "--moves-with",
+        choices=("token", "key"),
+        default="token",
+        help="send the request rounds' moves and reads with the seat token or the player's key",
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=32)
     parser.add_argument("--worker-class", choices=("gthread", "gevent"), default="gevent")
@@ -747,6 +779,7 @@ def main() -> None:
         "--clock-interval", type=float, default=0.05, help="CLOCK_INTERVAL: the next deal's delay"
     )
     arguments = parser.parse_args()
+    MOVES_WITH["credential"] = arguments.moves_with
     plan = SMOKE if arguments.smoke else QUICK if arguments.quick else FULL
     if arguments.rounds is not None:
         plan = dataclasses.replace(plan, rounds=max(1, arguments.rounds))

@@ -4,6 +4,7 @@ Raw keep-alive HTTP/1.1 over `http.client`, one connection per load thread: a lo
 generator that shares two cores with the server must spend as little CPU per request
 as it can, and every call here costs a few tens of microseconds. The table calls
 mirror the Python SDK's, so they can be swapped for it where its cost does not matter.
+Every seat is taken by a player of its own (`POST /v1/players`), as at a real table.
 """
 
 from __future__ import annotations
@@ -117,10 +118,11 @@ class Connection:
 
 @dataclass(frozen=True)
 class Seat:
-    """A seat taken at a table: its number and secret token."""
+    """A seat taken at a table: its number and secret token, and its player's key."""
 
     number: int
     token: str
+    key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,17 +133,36 @@ class Table:
     seats: tuple[Seat, ...]
 
 
-def create_table(conn: Connection, game: str, **options: Any) -> str:
-    """Create a table; its id."""
-    return str(conn.expect("POST", "/v1/tables", {"game": game, **options}, status=201)["id"])
+def sign_up(conn: Connection, name: str) -> str | None:
+    """A new player (POST /v1/players): their key.
+
+    None when the gateway has no players (404: a revision older than them, compared
+    with `--against`), where tables and seats are taken without a credential.
+    """
+    status, body = conn.call("POST", "/v1/players", {"name": name})
+    if status == 404:
+        return None
+    if status != 201:
+        raise GatewayError(status, body, "POST /v1/players")
+    return str(body["key"])
 
 
-def sit(conn: Connection, table_id: str, name: str, buy_in: int) -> Seat:
-    """Take a seat."""
+def create_table(conn: Connection, game: str, key: str | None = None, **options: Any) -> str:
+    """Create a table as the player whose key is `key`; its id."""
+    body = {"game": game, **options}
+    return str(conn.expect("POST", "/v1/tables", body, token=key, status=201)["id"])
+
+
+def sit(conn: Connection, table_id: str, name: str, buy_in: int, key: str | None = None) -> Seat:
+    """Take a seat as the player whose key is `key`."""
     body = conn.expect(
-        "POST", f"/v1/tables/{table_id}/seats", {"name": name, "buy_in": buy_in}, status=201
+        "POST",
+        f"/v1/tables/{table_id}/seats",
+        {"name": name, "buy_in": buy_in},
+        token=key,
+        status=201,
     )
-    return Seat(int(body["seat"]), str(body["token"]))
+    return Seat(int(body["seat"]), str(body["token"]), key)
 
 
 def act(conn: Connection, table_id: str, seat: Seat, **action: Any) -> tuple[int, Any]:
@@ -167,9 +188,20 @@ def events(
 
 
 def guts_table(conn: Connection, players: int, buy_in: int, **options: Any) -> Table:
-    """A Guts table with `players` seats taken by this client."""
-    table_id = create_table(conn, "guts", **options)
-    seats = tuple(sit(conn, table_id, f"p{i}", buy_in) for i in range(players))
+    """A Guts table with `players` seats taken by this client, each by a player of its
+    own (`sign_up`); the first one creates the table."""
+    names = [f"p{i}" for i in range(players)]
+    keys: list[str | None] = []
+    for name in names:
+        key = sign_up(conn, name)
+        if key is None:  # no players at this gateway: anonymous seats
+            keys = [None] * players
+            break
+        keys.append(key)
+    table_id = create_table(conn, "guts", keys[0] if keys else None, **options)
+    seats = tuple(
+        sit(conn, table_id, name, buy_in, key) for name, key in zip(names, keys, strict=True)
+    )
     return Table(table_id, seats)
 
 

@@ -135,18 +135,24 @@ def count_commands(evaluator_address: str, tables: int = 10) -> dict[str, dict[s
         tally.add(kind, commands)
         return response.get_json()
 
+    def sign_up(name: str) -> str:
+        return str(call("sign up", "POST", "/v1/players", {"name": name})["key"])
+
     try:
         guts = []
         for _ in range(tables):
-            table = call("create table", "POST", "/v1/tables", {"game": "guts", **_GUTS})
+            keys = [sign_up(f"p{i}") for i in range(5)]
+            body = {"game": "guts", **_GUTS}
+            table = call("create table", "POST", "/v1/tables", body, keys[0])
             tokens = [
                 call(
                     "sit",
                     "POST",
                     f"/v1/tables/{table['id']}/seats",
                     {"name": f"p{i}", "buy_in": 500},
+                    key,
                 )["token"]
-                for i in range(5)
+                for i, key in enumerate(keys)
             ]
             guts.append((table["id"], tokens))
         for table_id, tokens in guts:
@@ -184,11 +190,13 @@ def count_commands(evaluator_address: str, tables: int = 10) -> dict[str, dict[s
         dealt_deck = service.deck_source
         service.deck_source = _calling_deck
         for _ in range(tables):
-            table = call("create table", "POST", "/v1/tables", {"game": "paiute", **_PAIUTE})
+            keys = [sign_up(f"q{i}") for i in range(2)]
+            body = {"game": "paiute", **_PAIUTE}
+            table = call("create table", "POST", "/v1/tables", body, keys[0])
             path = f"/v1/tables/{table['id']}"
             tokens = [
-                call("sit", "POST", f"{path}/seats", {"name": f"q{i}", "buy_in": 500})["token"]
-                for i in range(2)
+                call("sit", "POST", f"{path}/seats", {"name": f"q{i}", "buy_in": 500}, key)["token"]
+                for i, key in enumerate(keys)
             ]
             call("start", "POST", f"{path}/actions", {"action": "start"}, tokens[0])
             first = int(http.get(path).get_json()["pending"]["seats"][0])
@@ -216,7 +224,8 @@ _PAIUTE: dict[str, Any] = {"ante": 1, "turn_seconds": 3600, "deal_pause_seconds"
 
 
 def _settings(redis_url: str, evaluator_address: str) -> Any:
-    """The gateway's settings for in-process use: no clock, no rate limits."""
+    """The gateway's settings for in-process use: no clock, no rate limits (nor on players
+    per address)."""
     from gateway.settings import Settings
 
     return Settings.from_env(
@@ -226,6 +235,8 @@ def _settings(redis_url: str, evaluator_address: str) -> Any:
             "CLOCK": "false",
             "RATE_LIMIT_PER_ADDRESS": "0",
             "RATE_LIMIT_PER_TOKEN": "0",
+            # every player comes from one address
+            "PLAYERS_PER_ADDRESS": "0",
             "LOG_LEVEL": "warning",
         }
     )
@@ -244,18 +255,31 @@ def _calling_deck() -> Any:
     return Deck((*used, draw, *rest), "0" * 32)
 
 
+def player_key(http: Any, name: str) -> dict[str, str]:
+    """The Authorization header of a new player, made through the app's test client `http`."""
+    response = http.post("/v1/players", json={"name": name})
+    if response.status_code != 201:
+        raise RuntimeError(f"sign up: {response.status_code} {response.get_json()}")
+    return {"Authorization": f"Bearer {response.get_json()['key']}"}
+
+
 def started_table(
     http: Any, options: dict[str, Any], players: int, buy_in: int
 ) -> tuple[str, list[str]]:
-    """A Guts table made through the app's test client `http`, seated and started.
+    """A Guts table made through the app's test client `http`, seated and started; each
+    seat a player of its own, the first one the table's creator.
 
     Its id and the seat tokens in seat order (the first one started the deal).
     """
-    table_id = http.post("/v1/tables", json={"game": "guts", **options}).get_json()["id"]
+    keys = [player_key(http, f"p{i}") for i in range(players)]
+    body = {"game": "guts", **options}
+    table_id = http.post("/v1/tables", json=body, headers=keys[0]).get_json()["id"]
     path = f"/v1/tables/{table_id}"
     tokens = [
-        http.post(f"{path}/seats", json={"name": f"p{i}", "buy_in": buy_in}).get_json()["token"]
-        for i in range(players)
+        http.post(
+            f"{path}/seats", json={"name": f"p{i}", "buy_in": buy_in}, headers=key
+        ).get_json()["token"]
+        for i, key in enumerate(keys)
     ]
     response = http.post(
         f"{path}/actions",

@@ -6,7 +6,9 @@ rounds of the default run (`/healthz`, a table read, declares with and without t
 table in the answer). Figures are medians over the runs of each tree: requests/s, each
 request's ratio to `/healthz` in the same round, the gateway's CPU per declare. Only
 the gateway's code differs: the evaluator, the load and the protobuf code are this
-tree's.
+tree's. The tables' seats are players of their own where the gateway has players; a
+revision older than them answers 404 to `POST /v1/players` and gets anonymous seats
+(`bench.gateway_http.guts_table`).
 """
 
 from __future__ import annotations

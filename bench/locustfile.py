@@ -2,18 +2,21 @@
 
 Each simulated user opens a table of its own, takes its seats and plays every seat's
 moves, so whatever the table does next is known to it: a move it sends is either
-legal or refused with a code it expects. Besides the moves, users read their table
-(as a seat and as a spectator), long-poll its events, browse the lobby and now and
-then send a move that the rules refuse (a second start, a taken name, a full table,
-a second declaration, a discard before drawing, a call without a combination, a bad
-token). Half of the Guts declarations ask for no table in the answer
-(`Prefer: return=minimal`, answered 204). An expected refusal counts as a success;
-anything else is a failure.
+legal or refused with a code it expects. Every seat is a player of its own, created
+with `POST /v1/players`; the first one's key creates the table, each player's key takes
+its seat, and the seat's token plays it. Besides the moves, users read their table
+(as a seat, as a player and as a spectator), long-poll its events, browse the lobby and
+now and then send a request that is refused (a second start, a taken name, a full
+table, a second seat for one player, a table created with a seat token, a second
+declaration, a discard before drawing, a call without a combination, a bad token).
+Half of the Guts declarations ask for no table in the answer (`Prefer:
+return=minimal`, answered 204). An expected refusal counts as a success; anything else
+is a failure.
 
     locust -f bench/locustfile.py --headless --host http://127.0.0.1:8000 -u 20 -r 5 -t 60s
 
-Run the gateway with RATE_LIMIT_PER_ADDRESS=0 (or high): every user comes from one
-address, and the limit's 429s would be counted as failures.
+Run the gateway with RATE_LIMIT_PER_ADDRESS=0 and PLAYERS_PER_ADDRESS=0 (or high): every
+user comes from one address, and the limits' 429s would be counted as failures.
 """
 
 from __future__ import annotations
@@ -55,21 +58,33 @@ class TableUser(HttpUser):
     players = 3
 
     def on_start(self) -> None:
-        """Open a table, take the seats, start the first deal."""
+        """Sign up the first player, open a table, take the seats, start the first deal."""
         self.rng = random.Random()
         self.tokens: dict[int, str] = {}
+        self.keys: dict[int, str] = {}
         self.names: list[str] = []
         self.cursor = 0
         self.table_id = ""
+        # a player who never sits: their joins are the refused ones (taken name, full table)
+        self.outsider = self.sign_up("outsider")
+        host = self.sign_up("u0")
+        if host is None or self.outsider is None:
+            self.stop()
+            return
         with self.client.post(
-            "/v1/tables", json=self.options, name="create table", catch_response=True
+            "/v1/tables",
+            json=self.options,
+            headers={"Authorization": f"Bearer {host}"},
+            name="create table",
+            catch_response=True,
         ) as response:
             if response.status_code != 201:
                 response.failure(f"create table: {response.status_code} {response.text[:200]}")
                 self.stop()
                 return
             self.table_id = response.json()["id"]
-        for _ in range(self.players):
+        self.sit(host)
+        for _ in range(self.players - 1):
             self.sit()
         self.post("start", {"action": "start"}, self.token(min(self.tokens)), {200})
 
@@ -85,8 +100,12 @@ class TableUser(HttpUser):
         return str(self.options["game"])
 
     def token(self, seat: int) -> str:
-        """The Authorization header value of a seat."""
+        """The Authorization header value of a seat (its seat token)."""
         return f"Bearer {self.tokens[seat]}"
+
+    def key(self, seat: int) -> str:
+        """The Authorization header value of the player at a seat (their key)."""
+        return f"Bearer {self.keys[seat]}"
 
     def post(
         self,
@@ -134,18 +153,28 @@ class TableUser(HttpUser):
         response.failure(f"HTTP {response.status_code} {code or response.text[:200]}")
         return None
 
-    def sit(self) -> None:
-        """Take the next seat."""
+    def sign_up(self, name: str) -> str | None:
+        """A new player (POST /v1/players): their key, or None on failure."""
+        body = self.post("sign up", {"name": name}, None, {201}, path="/v1/players")
+        return None if body is None else str(body["key"])
+
+    def sit(self, key: str | None = None) -> None:
+        """Take the next seat as a new player (or as the player whose key is `key`)."""
         name = f"u{len(self.names)}"
+        key = key or self.sign_up(name)
+        if key is None:
+            return
         body = self.post(
             "sit",
             {"name": name, "buy_in": BUY_IN},
-            None,
+            f"Bearer {key}",
             {201},
             path=f"{self.path}/seats",
         )
         if body is not None:
-            self.tokens[int(body["seat"])] = str(body["token"])
+            seat = int(body["seat"])
+            self.tokens[seat] = str(body["token"])
+            self.keys[seat] = key
             self.names.append(name)
 
     # -------------------------------------------------------------- tasks shared
@@ -156,6 +185,14 @@ class TableUser(HttpUser):
         if self.tokens:
             self.get(
                 "read table as a seat", self.path, self.token(self.rng.choice(list(self.tokens)))
+            )
+
+    @task(1)
+    def read_as_player(self) -> None:
+        """Read the table as one of its players (their key shows their seat's cards)."""
+        if self.keys:
+            self.get(
+                "read table as a player", self.path, self.key(self.rng.choice(list(self.keys)))
             )
 
     @task(1)
@@ -177,8 +214,9 @@ class TableUser(HttpUser):
 
     @task(1)
     def refused_seat_moves(self) -> None:
-        """A seat move the rules refuse: a second start, a taken name, a bad token."""
-        choice = self.rng.randrange(3)
+        """A request that is refused: a second start, a taken name, a second seat for one
+        player, a table created with a seat token, a bad token."""
+        choice = self.rng.randrange(5)
         if choice == 0 and self.tokens:
             self.post(
                 "start again (refused)",
@@ -191,10 +229,28 @@ class TableUser(HttpUser):
             self.post(
                 "sit with a taken name (refused)",
                 {"name": self.names[0], "buy_in": BUY_IN},
-                None,
+                f"Bearer {self.outsider}",
                 set(),
                 ("name_taken",),
                 path=f"{self.path}/seats",
+            )
+        elif choice == 2 and self.keys:
+            self.post(
+                "sit twice (refused)",
+                {"name": f"x{self.rng.randrange(10**6)}", "buy_in": BUY_IN},
+                self.key(self.rng.choice(list(self.keys))),
+                set(),
+                ("already_seated",),
+                path=f"{self.path}/seats",
+            )
+        elif choice == 3 and self.tokens:
+            self.post(
+                "create a table with a seat token (refused)",
+                self.options,
+                self.token(self.rng.choice(list(self.tokens))),
+                set(),
+                ("player_required",),
+                path="/v1/tables",
             )
         else:
             self.post(
@@ -214,7 +270,7 @@ class TableUser(HttpUser):
             self.post(
                 "sit at a full table (refused)",
                 {"name": f"x{self.rng.randrange(10**6)}", "buy_in": BUY_IN},
-                None,
+                f"Bearer {self.outsider}",
                 set(),
                 ("table_full",),
                 path=f"{self.path}/seats",

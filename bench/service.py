@@ -80,9 +80,11 @@ class Gateway(GunicornGateway):
             "CLOCK": "true",
             "CLOCK_INTERVAL": str(config.clock_interval),
             "LOG_LEVEL": "warning",
-            # a benchmark is one address sending far more than any user would
+            # a benchmark is one address sending far more than any user would, and
+            # creating a player for every seat it takes
             "RATE_LIMIT_PER_ADDRESS": "0",
             "RATE_LIMIT_PER_TOKEN": "0",
+            "PLAYERS_PER_ADDRESS": "0",
             **config.extra_env,
         }
         super().__init__(

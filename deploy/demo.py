@@ -1,15 +1,19 @@
 """`make demo`: play one complete Guts deal and one Paiute deal against a running gateway.
 
-    python -m deploy.demo [--url http://127.0.0.1:8000] [--timeout 60]
+    python -m deploy.demo [--url http://127.0.0.1:8000] [--timeout 60] [--operator-key KEY]
 
-Three seats (ann, bo and cy) play through the Python SDK (`cardroom_client`): one creates a
-table, all sit down, the game starts, every seat makes its moves, the deal is watched
+Three players (ann, bo and cy) sign up (`POST /v1/players`; with an operator key when the
+gateway runs with PLAYERS_MODE=operator, from --operator-key or CARDROOM_OPERATOR_KEY) and
+play through the Python SDK (`cardroom_client`), each with a client that sends the
+player's key: ann creates a table, all sit down, the game starts, every seat makes its
+moves (with its seat token), the deal is watched
 to its settlement by long polls, then the hand history is fetched and its fairness
 proof checked: the leaves of the deck must hash to the commitment announced when the
 deal started, and the cards each seat was dealt (opened to it in the history it reads
 with its token) must be the ones the deck gave it, in dealing order. It prints a transcript; exit
 status 0 when every deal played was complete and verified, 1 otherwise (2 when the
-gateway cannot be reached).
+gateway cannot be reached). A gateway older than the players API (404 for
+`POST /v1/players`) is played anonymously.
 
 Guts: ann always goes in; bo and cy go in when the evaluator's odds give their hand at
 least a 40% chance against two random hands. Paiute: every seat draws from the stock,
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -71,11 +76,51 @@ class DealReport:
 # ---------------------------------------------------------------- shared steps
 
 
-def seat_players(client: Client, table_id: str, say: Say) -> list[Seat]:
-    """ann, bo and cy buy in."""
+def sign_up(client: Client, name: str, operator_key: str | None = None) -> str | None:
+    """A new player named `name` (POST /v1/players): their key, shown only this once.
+
+    None when the gateway has no players API (404): it takes seats without a player.
+    """
+    try:
+        created = client.with_credential(operator_key).create_player(name)
+    except CardroomError as error:
+        if error.status == 404:
+            return None
+        if error.code in ("missing_token", "operator_required", "invalid_token"):
+            hint = (
+                "the operator key was refused"
+                if operator_key
+                else "pass --operator-key or set CARDROOM_OPERATOR_KEY"
+            )
+            raise DemoError(
+                f"{error.status} {error.code}: this gateway creates players with an operator"
+                f" key only (PLAYERS_MODE=operator): {hint}"
+            ) from None
+        raise
+    return created.key
+
+
+def player_clients(
+    spectator: Client, say: Say, operator_key: str | None = None
+) -> dict[str, Client]:
+    """ann, bo and cy sign up: a client each that sends the player's key (sharing the
+    spectator's connections)."""
+    clients = {}
+    for name in PLAYERS:
+        key = sign_up(spectator, name, operator_key)
+        if key is None:
+            say("players: this gateway has none (404 for POST /v1/players): seats are anonymous")
+            return dict.fromkeys(PLAYERS, spectator)
+        clients[name] = spectator.with_credential(key)
+    say(f"players: {', '.join(PLAYERS)} signed up (POST /v1/players), each with a key")
+    return clients
+
+
+def seat_players(players: Mapping[str, Client], table_id: str, say: Say) -> list[Seat]:
+    """ann, bo and cy buy in, each with their own key."""
     seats = []
     for name in PLAYERS:
-        seat = client.take_seat(table_id, name, BUY_IN)
+        seat = players[name].take_seat(table_id, name, BUY_IN)
         seats.append(seat)
         say(f"  seat {seat.number}: {name} buys in for {BUY_IN}")
     return seats
@@ -229,17 +274,23 @@ def dealt_cards(seat: Seat) -> tuple[str, ...]:
 # ---------------------------------------------------------------- Guts
 
 
-def play_guts(client: Client, say: Say, timeout: float) -> DealReport:
-    """One 3-card Guts deal with three seats, to its settlement and proof."""
+def play_guts(
+    client: Client, players: Mapping[str, Client], say: Say, timeout: float
+) -> DealReport:
+    """One 3-card Guts deal with three seats, to its settlement and proof.
+
+    `client` reads as a spectator; `players` holds each player's client (ann's creates
+    the table).
+    """
     report = DealReport("guts")
     say("== Guts: 3 cards, ante 1, simultaneous declaring, Monte Carlo payments ==")
     options = GutsOptions(
         cards=3, ante=1, declare="simultaneous", turn_seconds=120, deal_pause_seconds=60
     )
-    table = client.create_table(options, name="demo guts")
+    table = players[PLAYERS[0]].create_table(options, name="demo guts")
     table_id = report.table_id = table.id
-    say(f"  table {table_id} created")
-    seats = seat_players(client, table_id, say)
+    say(f"  table {table_id} created by {PLAYERS[0]}")
+    seats = seat_players(players, table_id, say)
     names = {seat.number: str(seat.name) for seat in seats}
     cursor = client.events(table_id).next
     seats[0].start()
@@ -311,13 +362,19 @@ def paiute_turn(client: Client, seat: Seat, wild_rank: int, say: Say) -> None:
     seat.discard(choose_discard(cards, wild_rank))
 
 
-def play_paiute(client: Client, say: Say, timeout: float) -> DealReport:
-    """One Paiute deal with three seats, or a skip when the gateway has no Paiute tables."""
+def play_paiute(
+    client: Client, players: Mapping[str, Client], say: Say, timeout: float
+) -> DealReport:
+    """One Paiute deal with three seats, or a skip when the gateway has no Paiute tables.
+
+    `client` reads as a spectator; `players` holds each player's client (ann's creates
+    the table).
+    """
     report = DealReport("paiute")
     say("== Paiute: five cards, a wild rank, draw and discard until someone calls ==")
     options = PaiuteOptions(ante=1, turn_seconds=120, deal_pause_seconds=60)
     try:
-        table = client.create_table(options, name="demo paiute")
+        table = players[PLAYERS[0]].create_table(options, name="demo paiute")
     except CardroomError as error:
         if error.code != "unsupported_game":
             raise
@@ -325,8 +382,8 @@ def play_paiute(client: Client, say: Say, timeout: float) -> DealReport:
         say(f"Paiute: skipped: {report.skipped}.")
         return report
     table_id = report.table_id = table.id
-    say(f"  table {table_id} created")
-    seats = seat_players(client, table_id, say)
+    say(f"  table {table_id} created by {PLAYERS[0]}")
+    seats = seat_players(players, table_id, say)
     names = {seat.number: str(seat.name) for seat in seats}
     by_number = {seat.number: seat for seat in seats}
     cursor = client.events(table_id).next
@@ -382,7 +439,9 @@ def play_paiute(client: Client, say: Say, timeout: float) -> DealReport:
 # ---------------------------------------------------------------- main
 
 
-def run(url: str, say: Say = print, timeout: float = 60.0) -> list[DealReport]:
+def run(
+    url: str, say: Say = print, timeout: float = 60.0, operator_key: str | None = None
+) -> list[DealReport]:
     """Both games against the gateway at `url`; a report per game."""
     # a demo should say at once that nothing answers, not retry for half a minute
     with Client(url, timeout=40.0, retry=RetryPolicy(attempts=3, deadline=10.0)) as client:
@@ -391,7 +450,11 @@ def run(url: str, say: Say = print, timeout: float = 60.0) -> list[DealReport]:
         if not ready.ready:
             raise DemoError(f"the gateway is not ready: {ready.detail}")
         say(f"gateway ready: redis {ready.redis}, evaluator {ready.evaluator}")
-        return [play_guts(client, say, timeout), play_paiute(client, say, timeout)]
+        players = player_clients(client, say, operator_key)
+        return [
+            play_guts(client, players, say, timeout),
+            play_paiute(client, players, say, timeout),
+        ]
 
 
 def main(argv: Sequence[str] | None = None, say: Say = print) -> int:
@@ -401,9 +464,15 @@ def main(argv: Sequence[str] | None = None, say: Say = print) -> int:
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds a deal may take to finish"
     )
+    parser.add_argument(
+        "--operator-key",
+        default=os.environ.get("CARDROOM_OPERATOR_KEY") or None,
+        help="the key that creates players on a gateway with PLAYERS_MODE=operator"
+        " (default: $CARDROOM_OPERATOR_KEY)",
+    )
     arguments = parser.parse_args(argv)
     try:
-        reports = run(arguments.url, say, arguments.timeout)
+        reports = run(arguments.url, say, arguments.timeout, arguments.operator_key)
     except ConnectionFailed as error:
         say(f"cannot reach the gateway: {error} (is `make run` running?)")
         return 2

@@ -8,7 +8,8 @@ order, each with its own graceful shutdown.
 
 The processes are the harnesses the tests start them with (tests/support/processes.py).
 Ports come from the environment: REDIS_PORT (6380), EVALUATOR_PORT (50051),
-EVALUATOR_METRICS_PORT (9100), GATEWAY_PORT (8000).
+EVALUATOR_METRICS_PORT (9100), GATEWAY_PORT (8000). The gateway reads its other settings
+from the same environment (PLAYERS_MODE among them, docs/configuration.md).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from gateway.settings import Settings
 from tests.support.processes import EvaluatorProcess, GunicornGateway, RedisProcess
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +32,20 @@ PERSISTENCE = ("--appendonly", "yes", "--save", "")
 def running(harness: RedisProcess | EvaluatorProcess | GunicornGateway) -> bool:
     """Whether the harness's process is still alive."""
     return harness.process is not None and harness.process.poll() is None
+
+
+def players_lines(env: dict[str, str], gateway_port: int) -> str:
+    """How players come to be on this gateway: in open mode, the command that makes one."""
+    if Settings.from_env(env).players_mode == "operator":
+        return (
+            "  players    operator mode: POST /v1/players needs an operator key"
+            " (OPERATOR_KEYS_FILE or OPERATOR_KEYS)\n"
+        )
+    return (
+        "  players    open mode; sign up for a key (shown once) to create tables and take seats:\n"
+        f"             curl -s localhost:{gateway_port}/v1/players"
+        " -H 'content-type: application/json' -d '{\"name\":\"ann\"}'\n"
+    )
 
 
 def main() -> None:
@@ -83,7 +99,9 @@ def main() -> None:
             f"metrics http://127.0.0.1:{metrics_port}/metrics\n"
             f"  redis      {redis_url}"
             + ("  (embedded, data in ./var/redis)" if "REDIS_URL" not in env else "")
-            + "\nCtrl-C stops everything.\n",
+            + "\n"
+            + players_lines(env, gateway_port)
+            + "Ctrl-C stops everything.\n",
             flush=True,
         )
         while all(running(harness) for _, harness in started):

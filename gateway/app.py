@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the pure game modules under gateway.games must import without Flask or Redis
     from flask import Flask
 
+    from gateway.adapters.store import TableStore
+    from gateway.service.players import PlayerService
     from gateway.service.tables import TableService
     from gateway.settings import Settings
 
 
-def build_service(settings: Settings) -> TableService:
-    """The table service with its Redis and evaluator clients."""
+def build_service(settings: Settings, players: bool = True) -> TableService:
+    """The table service with its Redis and evaluator clients, and (with `players`) its
+    players' service; the clock, which authenticates nobody, goes without."""
     from gateway.adapters.batching import batcher_for
     from gateway.adapters.evaluator import EvaluatorClient, EvaluatorTls
     from gateway.adapters.store import WAITING_CONNECTIONS, TableStore, connect
@@ -34,7 +37,7 @@ def build_service(settings: Settings) -> TableService:
         connect(settings.redis_url, settings.redis_cluster, WAITING_CONNECTIONS),
         batcher_for(client, settings.redis_batch, REDIS_BATCHES.observe),
     )
-    return TableService(
+    service = TableService(
         store,
         evaluator,
         idempotency_ttl=settings.idempotency_ttl,
@@ -43,6 +46,48 @@ def build_service(settings: Settings) -> TableService:
         closed_record_seconds=settings.closed_record_seconds,
         warm_tables=settings.warm_tables,
     )
+    if players:
+        service.players = build_players(settings, store)
+    return service
+
+
+def build_players(settings: Settings, store: TableStore) -> PlayerService:
+    """The players' service: their store, credentials and quotas, as `settings` say."""
+    from gateway.adapters.players import PlayerStore
+    from gateway.service.credentials import Credentials, JwtSettings, JwtVerifier, OperatorKeys
+    from gateway.service.players import PlayerService, Quotas
+
+    players = PlayerStore(store.client)
+    verifier = None
+    if settings.jwt_issuer is not None:
+        if settings.jwt_audience is None:
+            raise ValueError("JWT_ISSUER needs JWT_AUDIENCE")
+        verifier = JwtVerifier(
+            JwtSettings(
+                issuer=settings.jwt_issuer,
+                audience=settings.jwt_audience,
+                algorithms=settings.jwt_algorithms,
+                public_key=settings.jwt_public_key,
+                jwks=settings.jwt_jwks,
+                leeway=settings.jwt_leeway,
+            )
+        )
+    credentials = Credentials(
+        players,
+        OperatorKeys(settings.operator_keys_file, settings.operator_keys),
+        verifier,
+        cache_seconds=settings.credential_cache_seconds,
+    )
+    service = PlayerService(
+        players,
+        store,
+        credentials,
+        settings.players_mode,
+        Quotas(settings.quota_open_tables, settings.quota_streams),
+    )
+    service.stream_lease_seconds = settings.stream_max_seconds + 30.0
+    credentials.on_jwt_player = service.ensure_jwt_player
+    return service
 
 
 def create_app(settings: Settings | None = None, service: TableService | None = None) -> Flask:
@@ -50,11 +95,13 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     from flask import Flask
 
     from gateway.http import flask_json
+    from gateway.http.auth import AuthStep
     from gateway.http.docs import docs_blueprint
     from gateway.http.limits import request_limits
     from gateway.http.moves import MovesEndpoint
     from gateway.http.pipeline import Step, install_pipeline
     from gateway.http.routes.pages import pages_blueprint
+    from gateway.http.routes.players import players_blueprint
     from gateway.http.routes.system import system_blueprint
     from gateway.http.routes.tables import NumberConverter, tables_blueprint
     from gateway.http.steps import BodyStep, RateLimitStep
@@ -67,12 +114,18 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     flask_json.install(app)
     app.extensions["cardroom.settings"] = settings
     app.extensions["cardroom.service"] = service
+    if service.players is None:  # a service built by the caller
+        service.players = build_players(settings, service.store)
+    players = service.players
+    app.extensions["cardroom.players"] = players
     app.register_blueprint(system_blueprint)
     app.register_blueprint(tables_blueprint)
+    app.register_blueprint(players_blueprint)
     app.register_blueprint(docs_blueprint)
     app.register_blueprint(pages_blueprint)
     # every request, moves and Flask's routes alike, passes these steps in this order
-    steps: list[Step] = []
+    # who sent the request first: the rate limits count a player, not a key
+    steps: list[Step] = [AuthStep(players.credentials)]
     limits = request_limits(settings, service.store)
     if limits is not None:
         steps.append(RateLimitStep(limits))

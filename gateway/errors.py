@@ -30,9 +30,16 @@ PROBLEM_CODES: dict[str, tuple[int, str]] = {
     "invalid_idempotency_key": (400, "Invalid Idempotency-Key"),
     "invalid_cursor": (400, "Invalid cursor"),
     "bad_request": (400, "Bad request"),
-    "missing_token": (401, "Missing seat token"),
-    "invalid_token": (401, "Invalid seat token"),
+    "missing_token": (401, "Missing credential"),
+    "invalid_token": (401, "Invalid credential"),
+    "invalid_ticket": (401, "Invalid stream ticket"),
     "wrong_seat": (403, "Wrong seat"),
+    "player_required": (403, "Player credential required"),
+    "operator_required": (403, "Operator key required"),
+    "player_not_found": (404, "Player not found"),
+    "key_not_found": (404, "Key not found"),
+    "already_seated": (409, "Already seated"),
+    "too_many_keys": (409, "Too many keys"),
     "table_not_found": (404, "Table not found"),
     "seat_not_found": (404, "Seat not found"),
     "hand_not_found": (404, "Hand not found"),
@@ -56,9 +63,11 @@ PROBLEM_CODES: dict[str, tuple[int, str]] = {
     "unsupported_game": (422, "Unsupported game"),
     "unsupported_action": (422, "Unsupported action"),
     "rate_limited": (429, "Too many requests"),
+    "quota_exceeded": (429, "Quota exceeded"),
     "internal_error": (500, "Internal server error"),
     "evaluator_unavailable": (503, "Evaluator unavailable"),
     "store_unavailable": (503, "Store unavailable"),
+    "identity_provider_unavailable": (503, "Identity provider unavailable"),
 }
 
 # The game rules' codes (see gateway.games.common): a move that is illegal now is a
@@ -204,7 +213,8 @@ def missing_token() -> ApiError:
     """Return 401 missing_token with the RFC 6750 Bearer challenge."""
     return problem(
         "missing_token",
-        "This request needs a seat token in an 'Authorization: Bearer <token>' header.",
+        "This request needs a player's credential or a seat token in an"
+        " 'Authorization: Bearer <credential>' header.",
         headers={"WWW-Authenticate": 'Bearer realm="cardroom"'},
     )
 

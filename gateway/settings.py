@@ -34,6 +34,18 @@ def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise ValueError(f"{name}={raw!r} is not a boolean (true/false)")
 
 
+def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = env.get(name, "").strip().lower() or default
+    if raw not in choices:
+        raise ValueError(f"{name}={raw!r} is not one of {', '.join(choices)}")
+    return raw
+
+
+def _words(raw: str) -> tuple[str, ...]:
+    """A comma- or space-separated list."""
+    return tuple(word for word in raw.replace(",", " ").split() if word)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the gateway reads from its environment (docs/configuration.md)."""
@@ -74,6 +86,23 @@ class Settings:
     trusted_proxies: int = 0
     # Allocations between a worker's young garbage collections (gateway.runtime.gc_policy; 0: off).
     gc_threshold: int = DEFAULT_YOUNG_THRESHOLD
+    # Players (gateway.service.players, docs/players.md): "open" (anyone may create one) or
+    # "operator" (created with an operator key, or from the operator's identity provider).
+    players_mode: str = "open"
+    operator_keys_file: str | None = None
+    operator_keys: tuple[str, ...] = ()
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    jwt_algorithms: tuple[str, ...] = ("RS256", "ES256", "EdDSA")
+    jwt_public_key: str | None = None
+    jwt_jwks: str | None = None
+    jwt_leeway: float = 30.0
+    # A player key found in Redis is trusted this long in a process (a revocation's reach).
+    credential_cache_seconds: float = 5.0
+    # Quotas per player (0: off) and players created per address per hour in open mode.
+    quota_open_tables: int = 5
+    quota_streams: int = 20
+    players_per_address: int = 20
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -120,4 +149,23 @@ class Settings:
             ),
             trusted_proxies=int(_number(env, "TRUSTED_PROXIES", cls.trusted_proxies, 0, 16)),
             gc_threshold=int(_number(env, "GATEWAY_GC_THRESHOLD", cls.gc_threshold, 0, 10**7)),
+            players_mode=_choice(env, "PLAYERS_MODE", cls.players_mode, ("open", "operator")),
+            operator_keys_file=env.get("OPERATOR_KEYS_FILE") or None,
+            operator_keys=_words(env.get("OPERATOR_KEYS", "")),
+            jwt_issuer=env.get("JWT_ISSUER") or None,
+            jwt_audience=env.get("JWT_AUDIENCE") or None,
+            jwt_algorithms=_words(env.get("JWT_ALGORITHMS", "")) or cls.jwt_algorithms,
+            jwt_public_key=env.get("JWT_PUBLIC_KEY") or None,
+            jwt_jwks=env.get("JWT_JWKS") or None,
+            jwt_leeway=_number(env, "JWT_LEEWAY_SECONDS", cls.jwt_leeway, 0, 300),
+            credential_cache_seconds=_number(
+                env, "CREDENTIAL_CACHE_SECONDS", cls.credential_cache_seconds, 0, 300
+            ),
+            quota_open_tables=int(
+                _number(env, "QUOTA_OPEN_TABLES", cls.quota_open_tables, 0, 10**6)
+            ),
+            quota_streams=int(_number(env, "QUOTA_STREAMS", cls.quota_streams, 0, 10**6)),
+            players_per_address=int(
+                _number(env, "PLAYERS_PER_ADDRESS", cls.players_per_address, 0, 10**6)
+            ),
         )

@@ -11,11 +11,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import flask
 import grpc
 import pytest
 
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
+from tests.support.gateway import SignedInClient
 from tests.support.processes import RedisProcess
+
+# Every Flask app's test client signs in as an app does: a table's creation or a seat's
+# grant sent without a credential gets a new player's key (tests/support/gateway.py).
+flask.Flask.test_client_class = SignedInClient
 
 if TYPE_CHECKING:
     from evaluator.server import EvaluatorServer

@@ -2,14 +2,16 @@
 
 A pod's ConfigMaps, Secrets, ServiceAccount and volumes are defined here; its containers are
 given only variables the code reads, declare the ports they listen on and probe, have the
-writable paths the code needs and grace periods that cover the graceful timeouts; the
-kustomization lists every manifest; no manifest sets a namespace.
+writable paths the code needs, the files their `*_FILE` variables name on a volume mounted
+whole (a subPath mount never sees an update of its Secret), and grace periods that cover the
+graceful timeouts; the kustomization lists every manifest; no manifest sets a namespace.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from deploy.validate.commands import (
@@ -33,6 +35,8 @@ from deploy.validate.workloads import (
 
 # Seconds a process may take after SIGTERM: the variable that sets them, the code's default.
 GRACE_VARIABLES = {"GATEWAY_GRACEFUL_TIMEOUT": 20.0, "EVALUATOR_GRACE_SECONDS": 10.0}
+# The variables that name a file the process reads or writes (OPERATOR_KEYS_FILE, ...).
+FILE_VARIABLE = re.compile(r"[A-Z_]+_FILE")
 
 
 def check_references(manifests: Sequence[Manifest]) -> list[str]:
@@ -110,6 +114,7 @@ def check_containers(
                 problems.append(
                     f"{where}: a container that serves ports needs readiness and liveness"
                 )
+            problems += _file_problems(where, environment, container.get("volumeMounts") or [])
             problems += command_problems(f"{where}: command", container.get("command") or [])
             for variable, default in GRACE_VARIABLES.items():
                 needed = float(environment.get(variable, default)) + _pre_stop_seconds(container)
@@ -118,6 +123,28 @@ def check_containers(
                         f"{where}: terminationGracePeriodSeconds {grace:g} < preStop + "
                         f"{variable} = {needed:g}"
                     )
+    return problems
+
+
+def _file_problems(
+    where: str, environment: dict[str, str], mounts: Sequence[dict[str, Any]]
+) -> list[str]:
+    """Each `*_FILE` path is on a volume mount, and one without a subPath."""
+    problems = []
+    for variable, value in sorted(environment.items()):
+        if not FILE_VARIABLE.fullmatch(variable) or not str(value).startswith("/"):
+            continue
+        path = PurePosixPath(str(value))
+        holding = [
+            m for m in mounts if path.is_relative_to(PurePosixPath(str(m.get("mountPath", ""))))
+        ]
+        if not holding:
+            problems.append(f"{where}: {variable} {value!r} is on no volume mount")
+        elif all(m.get("subPath") or m.get("subPathExpr") for m in holding):
+            problems.append(
+                f"{where}: {variable} {value!r} is mounted with subPath, which never sees an"
+                " update of its volume"
+            )
     return problems
 
 

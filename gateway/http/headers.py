@@ -15,41 +15,15 @@ from gateway.service.idempotency import Idempotency
 _KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
 
 
-def bearer_token(authorization: str | None) -> str | None:
-    """The token of an `Authorization: Bearer <token>` header, if it has one."""
-    if authorization is None:
-        return None
-    scheme, _, token = authorization.partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        return None
-    return token
-
-
-def seat_token(authorization: str | None) -> str | None:
-    """The seat token of an `Authorization: Bearer <token>` header; None without one.
-
-    Any other Authorization header is 401 invalid_token.
-    """
-    token = bearer_token(authorization)
-    if token is None and authorization is not None:
-        raise ApiError(
-            401,
-            "invalid_token",
-            "Invalid Authorization header",
-            "Send the seat token as 'Authorization: Bearer <token>'.",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return token
-
-
 def idempotency(
-    key: str | None, method: str, path: str, body: bytes, authorization: str | None
+    key: str | None, method: str, path: str, body: bytes, scope: str
 ) -> Idempotency | None:
     """The request's `Idempotency-Key` with what makes two requests under it the same.
 
-    A key is 1 to 255 printable ASCII characters without spaces (400
-    invalid_idempotency_key otherwise).
+    A key belongs to the credential that sent it (`scope`: the player, the seat token,
+    the operator): the same key from another is another key, so a replay never hands
+    one player's answer, or secret, to another. A key is 1 to 255 printable ASCII
+    characters without spaces (400 invalid_idempotency_key otherwise).
     """
     if key is None:
         return None
@@ -61,7 +35,7 @@ def idempotency(
             "An Idempotency-Key is 1 to 255 printable characters without spaces.",
             field="Idempotency-Key",
         )
-    return Idempotency(key, fingerprint(method, path, body, authorization))
+    return Idempotency(f"{scope} {key}", fingerprint(method, path, body, scope))
 
 
 def prefers_minimal(prefer: str | None) -> bool:
@@ -82,9 +56,9 @@ def prefers_minimal(prefer: str | None) -> bool:
     return False
 
 
-def fingerprint(method: str, path: str, body: bytes, token: str | None) -> str:
+def fingerprint(method: str, path: str, body: bytes, scope: str) -> str:
     """What makes two requests with one Idempotency-Key the same request."""
     digest = hashlib.sha256()
-    for part in (method.encode(), path.encode(), body, (token or "").encode()):
+    for part in (method.encode(), path.encode(), body, scope.encode()):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()

@@ -1,4 +1,4 @@
-"""Abuse limits: request rates per client address and per seat token.
+"""Abuse limits: request rates per client address and per credential (player or seat token).
 
 Each limit is a GCRA bucket in Redis (`gateway.adapters.ratelimit`): `limit` requests
 per `window` seconds, any of them in one burst. Keys (each its own hash tag, so a bucket
@@ -6,7 +6,9 @@ lives on one Redis Cluster slot and the buckets spread over the cluster; each ex
 when its bucket is full again):
 
     ratelimit:{addr:<address>}      per client address (an IPv6 address by its /64)
-    ratelimit:{token:<sha256>}      per seat token (its digest, never the token)
+    ratelimit:{player:<id>}         per player, whichever of their credentials is sent
+    ratelimit:{seat:<sha256>}       per seat token (its digest, never the token)
+    ratelimit:{players:<address>}   players created per address per hour (open mode)
 
 Health, readiness and metrics are never limited. If Redis cannot be reached the
 request goes on unlimited: the limiter must not turn an outage into a failure of its
@@ -23,7 +25,6 @@ import math
 from gateway.adapters.ratelimit import RateLimiter, Verdict
 from gateway.adapters.store import STORE_ERRORS, TableStore
 from gateway.errors import ApiError, problem
-from gateway.http.headers import bearer_token
 from gateway.settings import Settings
 
 log = logging.getLogger("cardroom.gateway")
@@ -62,10 +63,12 @@ def address_key(address: str) -> str:
     return f"ratelimit:{{addr:{address}}}"
 
 
-def token_key(token: str) -> str:
-    """The Redis key of a seat token's bucket (by the token's digest)."""
-    digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
-    return f"ratelimit:{{token:{digest}}}"
+def credential_key(scope: str) -> str:
+    """The Redis key of a credential's bucket: a player's, or a seat token's (its digest)."""
+    return f"ratelimit:{{{scope}}}"
+
+
+PLAYER_CREATION_WINDOW = 3600.0
 
 
 def rate_limited(verdict: Verdict, subject: str) -> ApiError:
@@ -87,18 +90,36 @@ def rate_limited(verdict: Verdict, subject: str) -> ApiError:
 class RequestLimits:
     """The per-address and per-token limits of the gateway's requests."""
 
-    def __init__(self, settings: Settings, limiter: RateLimiter) -> None:
-        """The limits of `settings`, counted by `limiter`."""
+    def __init__(
+        self, settings: Settings, limiter: RateLimiter, creations: RateLimiter | None = None
+    ) -> None:
+        """The limits of `settings`, counted by `limiter` (players created by `creations`)."""
         self.settings = settings
         self.limiter = limiter
+        self.creations = creations
 
-    def check(
-        self, remote_addr: str | None, forwarded_for: str | None, authorization: str | None
-    ) -> None:
+    def check_creation(self, remote_addr: str | None, forwarded_for: str | None) -> None:
+        """Count a player's creation against its address; 429 rate_limited past the limit."""
+        settings = self.settings
+        if self.creations is None or settings.players_per_address <= 0:
+            return
+        address = client_address(remote_addr, forwarded_for, settings.trusted_proxies)
+        try:
+            (verdict,) = self.creations.check(
+                [(f"ratelimit:{{players:{address}}}", settings.players_per_address)]
+            )
+        except STORE_ERRORS as error:
+            log.warning("rate limiter unavailable", extra={"error": type(error).__name__})
+            return
+        if not verdict.allowed:
+            raise rate_limited(verdict, "client address's new players")
+
+    def check(self, remote_addr: str | None, forwarded_for: str | None, scope: str | None) -> None:
         """Count a request; 429 rate_limited if a bucket it counts against is empty.
 
         `remote_addr` is the peer's address, `forwarded_for` the X-Forwarded-For header
-        and `authorization` the Authorization header, as the request came.
+        as the request came, and `scope` the credential's (a player or a seat token's:
+        `Principal.scope`), None for a request without one that holds.
         """
         settings = self.settings
         buckets: list[tuple[str, int]] = []
@@ -107,10 +128,9 @@ class RequestLimits:
             address = client_address(remote_addr, forwarded_for, settings.trusted_proxies)
             buckets.append((address_key(address), settings.rate_limit_per_address))
             subjects.append("client address")
-        token = bearer_token(authorization)
-        if token is not None and settings.rate_limit_per_token > 0:
-            buckets.append((token_key(token), settings.rate_limit_per_token))
-            subjects.append("seat token")
+        if scope is not None and settings.rate_limit_per_token > 0:
+            buckets.append((credential_key(scope), settings.rate_limit_per_token))
+            subjects.append("player" if scope.startswith("player:") else "seat token")
         if not buckets:
             return
         try:
@@ -126,8 +146,14 @@ class RequestLimits:
 
 def request_limits(settings: Settings, store: TableStore) -> RequestLimits | None:
     """The rate limits `settings` ask for, counted in the store's Redis; None if none."""
-    if settings.rate_limit_per_address <= 0 and settings.rate_limit_per_token <= 0:
+    if (
+        settings.rate_limit_per_address <= 0
+        and settings.rate_limit_per_token <= 0
+        and settings.players_per_address <= 0
+    ):
         return None
     return RequestLimits(
-        settings, RateLimiter(store.client, settings.rate_limit_window, store.send)
+        settings,
+        RateLimiter(store.client, settings.rate_limit_window, store.send),
+        RateLimiter(store.client, PLAYER_CREATION_WINDOW, store.send),
     )

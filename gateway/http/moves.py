@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 
 from gateway import jsonio
+from gateway.http.auth import principal_of
 from gateway.http.etags import if_match
-from gateway.http.headers import idempotency, prefers_minimal, seat_token
+from gateway.http.headers import idempotency, prefers_minimal
 from gateway.http.pipeline import Exchange, Headers, request_path
 from gateway.http.schemas import parse_json_body
 from gateway.service.idempotency import Outcome
@@ -55,16 +56,18 @@ class MovesEndpoint:
         environ = exchange.environ
         match = _PATH.fullmatch(exchange.path)
         assert match is not None  # route_of claimed it
-        authorization = environ.get("HTTP_AUTHORIZATION")
+        principal = principal_of(environ)
+        principal.require_actor()
         data = exchange.body
         action = parse_json_body(data, environ.get("CONTENT_TYPE"), "Action")
-        key = idempotency(
-            environ.get("HTTP_IDEMPOTENCY_KEY"), "POST", exchange.path, data, authorization
-        )
+        sent_key = environ.get("HTTP_IDEMPOTENCY_KEY")
+        key = None
+        if sent_key is not None:
+            key = idempotency(sent_key, "POST", exchange.path, data, principal.scope)
         minimal = prefers_minimal(environ.get("HTTP_PREFER"))
         outcome = self.service.act(
             match.group(1),
-            seat_token(authorization),
+            principal,
             action,
             if_match(environ.get("HTTP_IF_MATCH")),
             key,

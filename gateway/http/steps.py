@@ -13,6 +13,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wsgi import get_content_length, get_input_stream
 
 from gateway.errors import ApiError, problem
+from gateway.http.auth import principal_of
 from gateway.http.limits import RequestLimits
 from gateway.http.pipeline import Exchange, Headers
 
@@ -27,7 +28,11 @@ UNLIMITED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 class RateLimitStep:
-    """429 rate_limited for a request over its address's or its token's limit."""
+    """429 rate_limited for a request over its address's or its credential's limit.
+
+    It runs after the authentication step, so a player is counted as one whichever of
+    their keys or tokens they send.
+    """
 
     def __init__(self, limits: RequestLimits) -> None:
         """Count requests against `limits`."""
@@ -38,11 +43,14 @@ class RateLimitStep:
         if exchange.path in UNLIMITED_PATHS:
             return
         environ = exchange.environ
-        self.limits.check(
-            environ.get("REMOTE_ADDR"),
-            environ.get("HTTP_X_FORWARDED_FOR"),
-            environ.get("HTTP_AUTHORIZATION"),
-        )
+        principal = principal_of(environ)
+        scope = principal.scope if principal.kind in ("player", "seat") else None
+        self.limits.check(environ.get("REMOTE_ADDR"), environ.get("HTTP_X_FORWARDED_FOR"), scope)
+        creating = exchange.method == "POST" and exchange.path == "/v1/players"
+        if creating and principal.kind != "operator":
+            self.limits.check_creation(
+                environ.get("REMOTE_ADDR"), environ.get("HTTP_X_FORWARDED_FOR")
+            )
 
     def after(self, exchange: Exchange, status: int, headers: Headers) -> None:
         """Nothing to add to an answer."""

@@ -165,7 +165,7 @@ def main() -> None:
     from gateway.runtime.logs import configure_logging
 
     configure_logging(settings.log_level)
-    service = build_service(settings)
+    service = build_service(settings, players=False)
     clock = Clock(service, settings.clock_interval, heartbeat_file=settings.clock_heartbeat_file)
 
     def request_stop(signum: int, frame: FrameType | None) -> None:

@@ -39,6 +39,9 @@ reuse_port = os.environ.get("GATEWAY_REUSE_PORT", "true").strip().lower() in ("1
 # no control socket: it would live under $HOME, which a read-only container lacks
 control_socket_disable = True
 accesslog = "-" if os.environ.get("GATEWAY_ACCESS_LOG", "") in ("1", "true") else None
+# gunicorn's default format logs the request line, query string included: an event
+# stream's `?ticket=` would be written down; the path alone is (%(U)s, not %(r)s)
+access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s"'
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 certfile = os.environ.get("GATEWAY_TLS_CERT") or None

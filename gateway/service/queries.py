@@ -16,6 +16,7 @@ from typing import Any
 from gateway.adapters.store import TableRecord, TableStore, closed_key
 from gateway.errors import ApiError, invalid_token, problem
 from gateway.games import fairness
+from gateway.service.credentials import Principal
 from gateway.service.decks import TABLE_ID
 from gateway.service.dispatch import game_of, table_state
 from gateway.service.visibility import SPECTATOR, Viewer, public_event
@@ -46,28 +47,46 @@ class TableQueries:
             )
         raise problem("table_not_found", f"There is no table {table_id!r}.", field="table_id")
 
-    def look(self, table_id: str, token: str | None) -> tuple[Viewer, TableRecord]:
-        """The table and who holds this seat token, in one round trip; 404/410/401."""
+    def look(
+        self, table_id: str, principal: Principal, seat_entry: Mapping[str, Any] | None = None
+    ) -> tuple[Viewer, TableRecord]:
+        """The table and who `principal` is at it, in one round trip; 404/410.
+
+        A read ignores a credential that does not hold (a spectator sees what is public);
+        `seat_entry` is a stream ticket's seat, checked against the table like a token.
+        """
+        token = principal.token if principal.kind == "seat" else None
         read = self.store.read(table_id, token, None)
         record = self.open_table(table_id, read.record)
-        return self.viewer_of(record, token, read.player), record
-
-    def viewer(self, table_id: str, token: str | None, record: TableRecord) -> Viewer:
-        """Who holds this seat token (a spectator without one); 401 for a bad token."""
-        if token is None:
-            return SPECTATOR
-        return self.viewer_of(record, token, self.store.player_for_token(table_id, token))
+        if seat_entry is not None:
+            return self.viewer_of(record, None, seat_entry, lenient=True), record
+        account = principal.player if principal.kind == "player" else None
+        return self.viewer_of(record, token, read.player, account, lenient=True), record
 
     @staticmethod
     def viewer_of(
-        record: TableRecord, token: str | None, found: Mapping[str, Any] | None
+        record: TableRecord,
+        token: str | None,
+        found: Mapping[str, Any] | None,
+        account: str | None = None,
+        lenient: bool = False,
     ) -> Viewer:
-        if token is None:
+        """Who holds `token` (its entry `found`) or who `account` is at the table.
+
+        A token that does not hold is 401 invalid_token, or a spectator when `lenient`.
+        """
+        if account is not None:
+            return account_viewer(record.state, account)
+        if token is None and found is None:
             return SPECTATOR
         if found is None:
+            if lenient:
+                return SPECTATOR
             raise invalid_token()
         seat = record.state["seats"].get(str(found["seat"]))
         if seat is None or not hmac.compare_digest(str(seat["player_id"]), str(found["player"])):
+            if lenient:
+                return SPECTATOR
             raise invalid_token()
         return Viewer(int(found["seat"]), int(found["player"]))
 
@@ -202,3 +221,16 @@ class TableQueries:
             draws_seen=fairness.stock_draws_seen(visible),
         )
         return history
+
+
+def account_viewer(state: Mapping[str, Any], account: str) -> Viewer:
+    """The signed-in player `account` at a table: their seat, if they hold one, and the
+    player ids they had there before."""
+    entry = (state.get("accounts") or {}).get(account)
+    if entry is None:
+        return Viewer(account=account)
+    players = frozenset(int(player) for player in entry["players"])
+    for number, seat in state["seats"].items():
+        if seat["player_id"] in players:
+            return Viewer(int(number), int(seat["player_id"]), account, players)
+    return Viewer(account=account, past=players)

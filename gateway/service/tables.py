@@ -47,10 +47,12 @@ from gateway.errors import (
 )
 from gateway.games.common import Deck, Event, RuleError, Transition, display_name
 from gateway.games.game import Call, move_of, unsupported_move
+from gateway.service.credentials import Principal
 from gateway.service.decks import new_table_id, shuffled_deck
 from gateway.service.dispatch import GAMES, game_of, table_state, transition
 from gateway.service.idempotency import Idempotency, IfMatch, Outcome, Replays, error_outcome
-from gateway.service.queries import TableQueries
+from gateway.service.players import PlayerService
+from gateway.service.queries import TableQueries, account_viewer
 from gateway.service.retention import Retention
 from gateway.service.visibility import SPECTATOR, Viewer, public_event
 from gateway.telemetry import WARM_MOVES
@@ -91,6 +93,7 @@ class Change:
     if_match: IfMatch | None = None
     idempotency: Idempotency | None = None
     token: str | None = None
+    account: str | None = None
     authorize: Callable[[Viewer], None] | None = None
     token_sets: TokenSets | None = None
     seal: str | None = None
@@ -116,6 +119,8 @@ class SeatHolder:
         """Note the holder; refuse a spectator or another seat than the required one."""
         self.viewer = viewer
         if viewer.seat is None:
+            if viewer.account is not None:
+                raise from_rule_error("not_seated", "You hold no seat at this table.", "seat")
             raise missing_token()
         if self.required is not None and viewer.seat != self.required:
             raise wrong_seat(self.required)
@@ -157,9 +162,13 @@ class TableService(TableQueries):
         self.replays = Replays(store, idempotency_ttl)
         self.warm = WarmTables(warm_tables)
         self.reader = TableReader(store, self.warm)
+        # players' quotas and seats (`gateway.service.players`), once the app attaches them
+        self.players: PlayerService | None = None
 
-    def create_table(self, body: Mapping[str, Any], idempotency: Idempotency | None) -> Outcome:
-        """Create a table from the validated request body."""
+    def create_table(
+        self, body: Mapping[str, Any], idempotency: Idempotency | None, owner: str | None = None
+    ) -> Outcome:
+        """Create a table from the validated request body, counted against `owner`'s quota."""
         options = dict(body)
         game = options.pop("game")
         name = options.pop("name", None)
@@ -184,9 +193,13 @@ class TableService(TableQueries):
                 IDEMPOTENCY_PENDING_SECONDS,
             ):
                 return self.replays.replay(claim_key, idempotency) or self.replays.in_progress()
+        reserved: str | None = None
         try:
             now = self.clock()
             table_id = new_table_id()
+            if owner is not None and self.players is not None:
+                self.players.reserve_table(owner, table_id)
+                reserved = table_id
             try:
                 state = dict(rules.new_table(options, table_id, now))
             except RuleError as error:
@@ -202,6 +215,7 @@ class TableService(TableQueries):
                         field="name",
                     )
             state["name"] = name or f"{game} table {table_id[:6]}"
+            state["accounts"] = {}
             record = TableRecord(table_id, state, 0, 0)
             created = self._stored_events(
                 record,
@@ -227,6 +241,8 @@ class TableService(TableQueries):
                 {"Location": f"/v1/tables/{table_id}", "ETag": '"1"'},
             )
         except ApiError as error:
+            if reserved is not None and self.players is not None and owner is not None:
+                self.players.release_table(owner, reserved)
             if claim_key is not None:
                 if error.status >= 500:
                     self.store.delete([claim_key])
@@ -234,6 +250,8 @@ class TableService(TableQueries):
                     self.replays.remember(claim_key, idempotency, error_outcome(error))
             raise
         except Exception:
+            if reserved is not None and self.players is not None and owner is not None:
+                self.players.release_table(owner, reserved)
             if claim_key is not None:  # a retry may try again at once
                 self.store.delete([claim_key])
             raise
@@ -242,17 +260,48 @@ class TableService(TableQueries):
         return outcome
 
     def take_seat(
-        self, table_id: str, name: str, buy_in: int, idempotency: Idempotency | None
+        self,
+        table_id: str,
+        name: str | None,
+        buy_in: int,
+        idempotency: Idempotency | None,
+        account: str | None = None,
     ) -> Outcome:
-        """Seat a new player; the reply holds the seat token, shown only this once."""
+        """Seat the player `account` (under `name`, by default their own); the reply holds
+        a seat token, a credential for this seat alone, shown only this once."""
         token = secrets.token_bytes(32).hex()
+        noted = False
+        if account is not None and self.players is not None:
+            if name is None:
+                name = self.players.name_of(account)
+            noted = self.players.note_seat(account, table_id)
+        if name is None:
+            raise problem("invalid_field", "A seat needs a name.", field="name")
+        seated_name = name
 
         def move(state: dict[str, Any]) -> Transition:
-            return transition(game_of(state).sit(table_state(state), name, buy_in, self.clock()))
+            if account is not None and account_viewer(state, account).seat is not None:
+                raise problem(
+                    "already_seated",
+                    "You already hold a seat at this table; a player holds one seat a table.",
+                )
+            after, events = transition(
+                game_of(state).sit(table_state(state), seated_name, buy_in, self.clock())
+            )
+            if account is not None:
+                seat = next(e["data"]["seat"] for e in events if e["type"] == "seated")
+                local = after["seats"][str(seat)]["player_id"]
+                accounts = dict(after.get("accounts") or {})
+                before = accounts.get(account) or {"players": []}
+                accounts[account] = {"players": [*before["players"], local], "left": None}
+                after["accounts"] = accounts
+            return after, events
 
         def respond(state: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
             seat = next(e["data"]["seat"] for e in events if e["type"] == "seated")
             viewer = Viewer(seat, state["seats"][str(seat)]["player_id"])
+            if account is not None:
+                viewer = account_viewer(state, account)
             return Outcome(
                 201,
                 {
@@ -273,17 +322,66 @@ class TableService(TableQueries):
             }
 
         change = Change(move, respond, idempotency=idempotency, token_sets=tokens, seal=token)
-        return self._change(table_id, change)
+        try:
+            return self._change(table_id, change)
+        except ApiError as error:
+            if noted and error.status < 500 and account is not None and self.players is not None:
+                # refused: unlisted, unless a copy of the request raced this one and won
+                record = self.store.load(table_id)
+                if record is None or account_viewer(record.state, account).seat is None:
+                    self.players.unnote_seat(account, table_id)
+            raise
+
+    def seats_of(self, account: str) -> list[dict[str, Any]]:
+        """Every seat the player `account` holds, with the table as that seat sees it.
+
+        Tables closed since, or where the player holds no seat and no kept deal, leave
+        the player's list.
+        """
+        if self.players is None:
+            return []
+        table_ids = self.players.store.seat_tables(account)
+        records = self.store.load_many(table_ids)
+        seats, gone = [], []
+        for table_id, record in zip(table_ids, records, strict=True):
+            if record is None or record.closed:
+                gone.append(table_id)
+                continue
+            viewer = account_viewer(record.state, account)
+            if viewer.seat is None:
+                if not viewer.past:
+                    gone.append(table_id)
+                continue
+            state = record.state
+            seat = state["seats"][str(viewer.seat)]
+            seats.append(
+                {
+                    "table_id": table_id,
+                    "table_name": state.get("name"),
+                    "game": state["game"],
+                    "seat": viewer.seat,
+                    "name": seat["name"],
+                    "stack": seat["stack"],
+                    "status": seat["status"],
+                    "phase": state["phase"],
+                    "version": record.version,
+                    "last_event": record.seq,
+                    "table": self.present(record, viewer),
+                }
+            )
+        self.players.store.forget_seats(account, gone)
+        return seats
 
     def leave(
         self,
         table_id: str,
         seat: int,
-        token: str | None,
+        principal: Principal,
         if_match: IfMatch | None,
         idempotency: Idempotency | None,
     ) -> Outcome:
         """A seat asks to leave: now, or when the deal it is in is settled."""
+        principal.require_actor()
         holder = SeatHolder(seat)
 
         def move(state: dict[str, Any]) -> Transition:
@@ -310,7 +408,8 @@ class TableService(TableQueries):
             respond,
             if_match=if_match,
             idempotency=idempotency,
-            token=token,
+            token=principal.token,
+            account=principal.player,
             authorize=holder,
         )
         return self._change(table_id, change)
@@ -318,7 +417,7 @@ class TableService(TableQueries):
     def act(
         self,
         table_id: str,
-        token: str | None,
+        principal: Principal,
         action: Mapping[str, Any],
         if_match: IfMatch | None,
         idempotency: Idempotency | None,
@@ -330,6 +429,7 @@ class TableService(TableQueries):
         whose body is never built: the caller reads the move's events from the table's
         log. With an Idempotency-Key that 204 is what replays of the key get.
         """
+        principal.require_actor()
         kind = action["action"]
         holder = SeatHolder()
 
@@ -375,7 +475,8 @@ class TableService(TableQueries):
                 respond,
                 if_match=if_match,
                 idempotency=idempotency,
-                token=token,
+                token=principal.token,
+                account=principal.player,
                 authorize=holder,
                 also_matches=held_version,
             )
@@ -383,7 +484,7 @@ class TableService(TableQueries):
         except EvaluatorUnavailable as error:
             if kind != "call":
                 raise
-            held = self._hold_turn(table_id, token, action)
+            held = self._hold_turn(table_id, principal, action)
             if held is None:
                 raise
             raise type(error)(
@@ -392,7 +493,7 @@ class TableService(TableQueries):
             ) from None
 
     def _hold_turn(
-        self, table_id: str, token: str | None, action: Mapping[str, Any]
+        self, table_id: str, principal: Principal, action: Mapping[str, Any]
     ) -> float | None:
         """Keep a Paiute turn open while its call cannot be ranked (`paiute.hold_turn`).
 
@@ -417,7 +518,13 @@ class TableService(TableQueries):
 
         try:
             change = Change(
-                move, respond, token=token, authorize=holder, skip_empty=True, holding=True
+                move,
+                respond,
+                token=principal.token,
+                account=principal.player,
+                authorize=holder,
+                skip_empty=True,
+                holding=True,
             )
             outcome = self._change(table_id, change)
         except ApiError:
@@ -660,7 +767,7 @@ class TableService(TableQueries):
                 return replay
         record = self.open_table(table_id, read.record)
         if change.authorize is not None:
-            change.authorize(self.viewer_of(record, change.token, read.player))
+            change.authorize(self.viewer_of(record, change.token, read.player, change.account))
         if idempotency is not None:
             replay = self.replays.replay_record(read.replay, idempotency)
             if replay is not None:
@@ -703,10 +810,13 @@ class TableService(TableQueries):
             ]
         outcome = change.respond(state, stored)
         outcome.headers["ETag"] = f'"{record.version + 1}"'
+        _note_departures(state)
         extra, finished = self._history(record, state, stored)
         commit = Commit(record, state, stored, extra=extra, deadline=self.next_deadline(state, now))
         if finished is not None:
             commit.trim = self.retention.trim(record, finished)
+            if commit.trim is not None:
+                _forget_departed(state, commit.trim.first_hand)
         if state.get("closed_at") is not None:
             commit.deadline = None
             commit.close = self.retention.close(record, state, now)
@@ -718,3 +828,33 @@ class TableService(TableQueries):
             commit.token_sets = change.token_sets(state, stored)
         commit.token_deletes = self._departed_tokens(record.state, state)
         return commit, outcome
+
+
+def _note_departures(state: dict[str, Any]) -> None:
+    """Mark the accounts whose seat this change ended with the deal they left at.
+
+    An account's entry stays while the table keeps a history of a deal it played, so
+    that the player still reads their own cards in it (`_forget_departed`).
+    """
+    accounts = state.get("accounts")
+    if not accounts:
+        return
+    present = {seat["player_id"] for seat in state["seats"].values()}
+    changed = None
+    for account, entry in accounts.items():
+        if entry["left"] is None and present.isdisjoint(entry["players"]):
+            changed = changed or dict(accounts)
+            changed[account] = {**entry, "left": state.get("hand_number", 0)}
+    if changed is not None:
+        state["accounts"] = changed
+
+
+def _forget_departed(state: dict[str, Any], first_hand: int) -> None:
+    """Drop the accounts that left before the oldest deal the table still keeps."""
+    accounts = state.get("accounts")
+    if accounts:
+        state["accounts"] = {
+            account: entry
+            for account, entry in accounts.items()
+            if entry["left"] is None or entry["left"] >= first_hand
+        }

@@ -1,4 +1,8 @@
-"""Who may see what: a seat sees its own private events, a spectator only public ones."""
+"""Who may see what: a seat sees its own private events, a spectator only public ones.
+
+A player signed in with their own credential also sees the private events of the
+seats they held at the table before (their past deals, after they left or went broke).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +17,19 @@ class Viewer:
 
     seat: int | None = None
     player: int | None = None
+    # a signed-in player's account, and every player id the account had at this table
+    # (one per time it sat there): its past deals stay its own after it left
+    account: str | None = None
+    past: frozenset[int] = frozenset()
 
     def may_see(self, item: Mapping[str, Any]) -> bool:
         """True if this viewer may see the stored event `item`."""
         audience = item.get("audience")
-        return audience is None or (self.player is not None and self.player in audience)
+        if audience is None:
+            return True
+        if self.player is not None and self.player in audience:
+            return True
+        return bool(self.past) and not self.past.isdisjoint(audience)
 
 
 SPECTATOR = Viewer()

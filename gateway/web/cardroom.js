@@ -64,8 +64,13 @@ export async function api(method, path, { body, token } = {}) {
 
 // Codes whose own detail names internals (headers, tokens) get a sentence for people.
 const PLAIN_WORDS = {
-  invalid_token: "This seat is no longer yours (you left, or the seat was closed). Sit down again to play.",
-  missing_token: "Take a seat first.",
+  invalid_token: "Your player key no longer signs you in (it was revoked). Sign in again.",
+  missing_token: "Sign in first: pick a name, or paste your player key.",
+  player_required: "Sign in as a player first.",
+  operator_required: "Players here are created by the operator: paste the key you were given.",
+  not_seated: "You hold no seat at this table. Sit down to play.",
+  wrong_seat: "That seat is someone else's.",
+  invalid_ticket: "The live updates could not be opened; the page tries again.",
   stale_version: "The table changed just now; look again and retry.",
   conflict: "The table is busy right now; try again in a moment.",
   idempotency_in_progress: "Your last move is still being processed; wait a moment.",

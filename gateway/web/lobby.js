@@ -1,6 +1,8 @@
-// The lobby: the tables, newest first, refreshed every few seconds, and the form that
-// creates a table through POST /v1/tables.
-import { api, el, ProblemError, showProblem } from "./cardroom.js";
+// The lobby: who is signed in, the player's own tables (GET /v1/players/me/seats), every
+// table, newest first, refreshed every few seconds, and the form that creates a table
+// through POST /v1/tables (as the signed-in player).
+import { currentPlayer, keyRefused, mountAccount } from "./account.js";
+import { api, chips, el, ProblemError, showProblem } from "./cardroom.js";
 
 const REFRESH_MS = 5000;
 const PHASES = {
@@ -19,6 +21,7 @@ const more = document.getElementById("more");
 const form = document.getElementById("create");
 let pages = 1;
 let timer = null;
+const account = mountAccount(() => loadTables());
 
 function summary(table) {
   const o = table.options || {};
@@ -47,9 +50,45 @@ function tableItem(table) {
   return el("li", { attrs: { "data-table": table.id } }, [link]);
 }
 
+function myTableItem(entry) {
+  const phase = PHASES[entry.phase] || entry.phase;
+  const link = el("a", { class: "table-link", attrs: { href: `/tables/${encodeURIComponent(entry.table_id)}` } }, [
+    el("span", { class: "table-name", text: entry.table_name }),
+    el("span", { class: "table-summary", text: `You sit as ${entry.name}, seat ${entry.seat}: ${chips(entry.stack)}` }),
+    el("span", { class: "table-seats" }, [
+      el("span", { class: `tag ${entry.game}`, text: entry.game === "guts" ? "Guts" : "Paiute" }),
+      el("span", { class: "muted", text: phase }),
+      el("span", { class: "rejoin", text: "Rejoin" }),
+    ]),
+  ]);
+  return el("li", { attrs: { "data-table": entry.table_id } }, [link]);
+}
+
+async function loadMine() {
+  const player = currentPlayer();
+  const section = document.getElementById("mine");
+  if (!player) {
+    section.hidden = true;
+    return;
+  }
+  try {
+    const body = await api("GET", "/v1/players/me/seats", { token: player.key });
+    document.getElementById("my-tables").replaceChildren(...body.seats.map(myTableItem));
+    document.getElementById("mine-empty").hidden = body.seats.length > 0;
+    section.hidden = false;
+    if (problemBox.dataset.source === "mine") showProblem(problemBox, null);
+  } catch (error) {
+    if (keyRefused(error)) account.signedOut();
+    section.hidden = true;
+    problemBox.dataset.source = "mine";
+    showProblem(problemBox, error);
+  }
+}
+
 async function loadTables() {
   clearTimeout(timer);
   try {
+    await loadMine();
     const items = [];
     let cursor = null;
     let next = null;
@@ -138,11 +177,19 @@ function markField(field) {
 async function create(event) {
   event.preventDefault();
   const button = form.querySelector("button[type=submit]");
+  const player = currentPlayer();
+  if (!player) {
+    problemBox.dataset.source = "create";
+    showProblem(problemBox, new ProblemError(401, { code: "missing_token" }));
+    document.getElementById("sign-in").scrollIntoView();
+    return;
+  }
   button.disabled = true;
   try {
-    const table = await api("POST", "/v1/tables", { body: createBody() });
+    const table = await api("POST", "/v1/tables", { body: createBody(), token: player.key });
     window.location.assign(`/tables/${encodeURIComponent(table.id)}`);
   } catch (error) {
+    if (keyRefused(error)) account.signedOut();
     problemBox.dataset.source = "create";
     showProblem(problemBox, error);
     markField(error instanceof ProblemError ? error.field : null);

@@ -1,9 +1,16 @@
-// One table, played through the public HTTP API.
+// One table, played through the public HTTP API as the signed-in player.
 //
-// The seat token lives in localStorage under "cardroom.seat.<table id>", so a reload
-// resumes the seat. An EventSource cannot send an Authorization header, so the event
-// stream is watched as a spectator: each event says "something changed", and the page
-// then reads the table with the seat's token through fetch(), which shows its cards.
+// The player's key (account.js) is the only credential the page keeps: on load it asks
+// GET /v1/players/me/seats whether the player holds a seat here, which answers with the
+// table as that seat sees it and the id of the last event it includes. From there the
+// page follows the seat's private event stream: an EventSource cannot send an
+// Authorization header, so each connection opens with a single-use ticket
+// (POST .../stream-tickets, then .../events/stream?ticket=...&after=<last event id>).
+// Each event is applied to the table the page shows (its own cards, a declaration, a
+// card drawn, chips moved...); an event the page cannot apply exactly, or a gap, makes
+// it read its seat again. A spectator follows the public stream and reads the table
+// after the events.
+import { currentPlayer, keyRefused, mountAccount } from "./account.js";
 import {
   api,
   cardBack,
@@ -18,8 +25,9 @@ import {
 
 const tableId = decodeURIComponent(window.location.pathname.split("/")[2] || "");
 const tablePath = `/v1/tables/${encodeURIComponent(tableId)}`;
-const storeKey = `cardroom.seat.${tableId}`;
-const SAFETY_POLL_MS = 15000;
+const SPECTATOR_POLL_MS = 15000;
+const STREAM_RETRY_MS = 500;
+const STREAM_RETRY_MAX_MS = 10000;
 const LOG_LENGTH = 14;
 // Every event type the gateway writes; EventSource delivers named events only to
 // listeners of that name.
@@ -28,51 +36,57 @@ const EVENT_TYPES = [
   "game_ended", "deal_started", "ante", "ante_skipped", "cards_dealt", "dealt", "phase",
   "declared", "your_declaration", "declarations_revealed", "showdown", "pot_won", "pot_split",
   "paid", "wimp_paid", "deal_ended", "timeout", "wild_card", "discard_started", "turn",
-  "turn_held", "drew",
-  "drew_card", "discarded", "called", "laid_down", "reshuffled", "deal_void", "pot_carried",
-  "message",
+  "turn_held", "drew", "drew_card", "discarded", "called", "laid_down", "reshuffled",
+  "deal_void", "pot_carried", "reserve_opened", "message", "table_closed",
 ];
 const RANK_WORDS = { 11: "jacks", 12: "queens", 13: "kings", 14: "aces" };
+// Paiute deals five cards to each hand, one wild card and the pile's first card.
+const PAIUTE_HAND = 5;
+const PAIUTE_OFF_HANDS = 2;
 
 const $ = (id) => document.getElementById(id);
 const root = $("table");
 const problemBox = $("problem");
 
-let mySeat = loadSeat();
+let player = currentPlayer();
+// The seat the player holds here (a number), or null: a spectator.
+let mySeat = null;
 let view = null;
+// The id of the last event `view` includes (seated only; null: not known).
+let position = null;
 let selected = new Set();
 let selectionKey = "";
 let hint = { key: "", result: null, cards: null };
-let loading = null;
-let again = false;
 let busy = false;
-let stream = null;
 let gone = false;
 let refreshedAtZero = 0;
+// Reading the seat again: the promise, and the events that came meanwhile.
+let resyncing = null;
+let resyncAgain = false;
+let held = [];
+// The last reading of the seat failed: whether the player sits here is not known.
+let unsure = false;
+// A spectator's reads of the table.
+let loading = null;
+let again = false;
+// The event stream: the EventSource, its kind ("seat" or "public"), a counter that
+// retires the handlers of a replaced stream, and the failures in a row.
+let stream = null;
+let streamKind = null;
+let streamGeneration = 0;
+let streamFailures = 0;
+let streamTimer = null;
+let lastSeen = 0;
+let renderQueued = false;
 const seatNames = {};
 const logLines = [];
+const account = mountAccount((signedIn) => {
+  player = signedIn;
+  resync();
+});
 
-// --------------------------------------------------------------------- the seat
-
-function loadSeat() {
-  try {
-    const saved = JSON.parse(window.localStorage.getItem(storeKey) || "null");
-    if (saved && typeof saved.token === "string" && Number.isInteger(saved.seat)) return saved;
-  } catch {
-    // a damaged entry is as good as none
-  }
-  return null;
-}
-
-function keepSeat(seat) {
-  mySeat = seat;
-  window.localStorage.setItem(storeKey, JSON.stringify(seat));
-}
-
-function forgetSeat() {
-  mySeat = null;
-  window.localStorage.removeItem(storeKey);
-  view = null;
+function token() {
+  return player ? player.key : undefined;
 }
 
 // --------------------------------------------------------------------- reading
@@ -86,13 +100,100 @@ function clearReport(source) {
   if (problemBox.dataset.source === source) showProblem(problemBox, null);
 }
 
-function accept(table) {
-  if (!table || (view && table.version < view.version && table.table_id === view.table_id)) return;
-  view = table;
-  render();
+// The key was refused (revoked): say so, and carry on as a spectator.
+function signedOut() {
+  account.signedOut();
+  player = null;
+  report(new ProblemError(401, { code: "invalid_token" }), "account");
 }
 
+function tableGone() {
+  gone = true;
+  closeStream();
+  root.setAttribute("aria-busy", "false");
+  $("phase").textContent = "No such table";
+}
+
+// Where the page stands: the player's seat here and the table as that seat sees it, with
+// the id of its last event (one read, so the two agree); or the table as a spectator
+// sees it. Then the stream that fits.
+async function readSeat() {
+  if (player) {
+    try {
+      const body = await api("GET", "/v1/players/me/seats", { token: token() });
+      const entry = body.seats.find((item) => item.table_id === tableId);
+      if (entry) {
+        // A move's answer may have brought a newer table while this read was on its way.
+        const newer = mySeat === entry.seat && position !== null && position > entry.last_event;
+        if (!newer) {
+          view = entry.table;
+          position = entry.last_event;
+        }
+        mySeat = entry.seat;
+        clearReport("load");
+        return;
+      }
+    } catch (error) {
+      if (!keyRefused(error)) throw error;
+      signedOut();
+    }
+  }
+  mySeat = null;
+  position = null;
+  view = await api("GET", tablePath, { token: token() });
+  clearReport("load");
+}
+
+function resync() {
+  if (resyncing) {
+    resyncAgain = true;
+    return resyncing;
+  }
+  resyncing = (async () => {
+    do {
+      resyncAgain = false;
+      try {
+        await readSeat();
+        unsure = false;
+      } catch (error) {
+        unsure = true;
+        report(error, "load");
+        if (error instanceof ProblemError && error.code === "table_not_found") tableGone();
+      }
+    } while (resyncAgain);
+    resyncing = null;
+    const waiting = held;
+    held = [];
+    if (mySeat !== null) for (const item of waiting) applyOne(item);
+    render();
+    const kind = mySeat !== null ? "seat" : "public";
+    if (!gone && (stream === null || streamKind !== kind) && streamTimer === null) openStream();
+    if (mySeat !== null && lastSeen === 0) recentEvents();
+  })();
+  return resyncing;
+}
+
+// The last few events, for the account of the table a seated player sees on arrival
+// (the seat's stream starts after the table the page read).
+async function recentEvents() {
+  try {
+    const after = Math.max(0, position - LOG_LENGTH * 2);
+    const body = await api("GET", `${tablePath}/events?after=${after}`, { token: token() });
+    for (const item of body.events) {
+      if (item.id > lastSeen) {
+        lastSeen = item.id;
+        logEvent(item);
+      }
+    }
+  } catch {
+    // the account is a convenience; the table itself is shown without it
+  }
+}
+
+// A spectator reads the table again after events (the public stream says what changed
+// only for what the public may see, and a spectator has no event id to start from).
 async function refresh() {
+  if (mySeat !== null || unsure) return resync();
   if (loading) {
     again = true;
     return loading;
@@ -101,21 +202,13 @@ async function refresh() {
     do {
       again = false;
       try {
-        accept(await api("GET", tablePath, { token: mySeat && mySeat.token }));
+        const table = await api("GET", tablePath, { token: token() });
+        if (mySeat === null && !resyncing) view = table;
         clearReport("load");
+        render();
       } catch (error) {
-        if (error instanceof ProblemError && error.code === "invalid_token" && mySeat) {
-          forgetSeat();
-          again = true;
-          continue;
-        }
         report(error, "load");
-        if (error instanceof ProblemError && error.code === "table_not_found") {
-          gone = true;
-          if (stream) stream.close();
-          root.setAttribute("aria-busy", "false");
-          $("phase").textContent = "No such table";
-        }
+        if (error instanceof ProblemError && error.code === "table_not_found") tableGone();
       }
     } while (again);
     loading = null;
@@ -123,23 +216,523 @@ async function refresh() {
   return loading;
 }
 
+// A move's answer: the table after it, and the move's events (the last one's id says
+// where that table stands). Older than what the stream brought already: ignored.
+function acceptAnswer(table, events) {
+  const ids = (events || []).map((item) => Number(item.id)).filter(Number.isInteger);
+  if (!table || !ids.length) return;
+  const last = Math.max(...ids);
+  if (position !== null && last < position) return;
+  view = table;
+  position = last;
+  render();
+}
+
 async function act(action, label) {
-  if (busy || !mySeat) return;
+  if (busy || mySeat === null || !player) return;
   busy = true;
   render();
   try {
-    const body = await api("POST", `${tablePath}/actions`, { body: action, token: mySeat.token });
+    const body = await api("POST", `${tablePath}/actions`, { body: action, token: token() });
     clearReport("act");
-    accept(body.table);
+    acceptAnswer(body.table, body.events);
   } catch (error) {
     report(error, "act");
-    if (error instanceof ProblemError && error.code === "invalid_token") forgetSeat();
-    refresh();
+    if (keyRefused(error)) signedOut();
+    resync();
   } finally {
     busy = false;
     if (label) selected = new Set();
     render();
   }
+}
+
+// --------------------------------------------------------------------- applying events
+
+function seatRecord(table, seat) {
+  return table.seats[String(seat)];
+}
+
+function pay(table, data, kind) {
+  const record = seatRecord(table, data.seat);
+  if (!record) return false;
+  record.stack = data.stack;
+  record.out_of_chips = data.stack === 0;
+  table.pot += data.to_pot;
+  table.reserve += data.to_reserve;
+  if (table.deal) table.deal.flow.push({ kind, seat: data.seat, amount: data.amount, source: "seat", target: "pot" });
+  return true;
+}
+
+function payOut(table, seat, amount) {
+  const record = seatRecord(table, seat);
+  if (!record) return false;
+  record.stack += amount;
+  record.out_of_chips = record.stack === 0;
+  table.pot -= amount;
+  if (table.deal) table.deal.flow.push({ kind: "won", seat, amount, source: "pot", target: "seat" });
+  return true;
+}
+
+function pendingFor(table) {
+  const deal = table.deal;
+  switch (table.phase) {
+    case "declaring": {
+      const seats = deal.turn !== null && deal.turn !== undefined
+        ? [deal.turn]
+        : deal.players.filter((seat) => !deal.declared.includes(seat));
+      return { action: "declare", seats, deadline: table.deadline };
+    }
+    case "playing":
+    case "last_turns":
+      return { action: deal.drawn ? "discard_or_call" : "draw", seats: [deal.turn], deadline: table.deadline };
+    case "showdown":
+      return { action: "rank_hands", seats: [], deadline: null };
+    case "between_deals":
+      return { action: "next_deal", seats: [], deadline: table.deadline };
+    default:
+      return null;
+  }
+}
+
+function declaredBy(table, seat, choice) {
+  const deal = table.deal;
+  if (!deal || !deal.players.includes(seat)) return false;
+  if (!deal.declared.includes(seat)) {
+    deal.declared = deal.players.filter((s) => s === seat || deal.declared.includes(s));
+  }
+  if (choice && table.options.declare === "sequential") deal.declarations[String(seat)] = choice;
+  if (choice && seat === mySeat && table.you) table.you.declaration = choice;
+  table.pending = pendingFor(table);
+  return true;
+}
+
+// Apply one event to `table` (a copy of the view) exactly as the gateway's view would
+// change; false when this page cannot (then it reads its seat again).
+function applyEvent(table, item) {
+  const d = item.data || {};
+  const guts = table.game === "guts";
+  const deal = table.deal;
+  switch (item.type) {
+    case "table_created":
+    case "ante_skipped":
+    case "message":
+    case "turn_held":
+      if (item.type === "turn_held") table.deadline = d.deadline;
+      if (table.pending && item.type === "turn_held") table.pending.deadline = d.deadline;
+      return true;
+    case "seated":
+      table.seats[String(d.seat)] = {
+        seat: d.seat, name: d.name, stack: d.stack, status: d.status, leaving: false,
+        out_of_chips: d.stack === 0, in_hand: false,
+      };
+      return true;
+    case "leaving":
+      if (!seatRecord(table, d.seat)) return false;
+      seatRecord(table, d.seat).leaving = true;
+      return true;
+    case "cashed_out":
+      return Boolean(seatRecord(table, d.seat));
+    case "left":
+      // This player's own seat gone: the page reads where it stands now.
+      if (d.seat === mySeat || !seatRecord(table, d.seat)) return false;
+      delete table.seats[String(d.seat)];
+      return true;
+    case "rebought": {
+      const record = seatRecord(table, d.seat);
+      if (!record) return false;
+      record.stack = d.stack;
+      record.out_of_chips = d.stack === 0;
+      return true;
+    }
+    case "game_ended":
+      table.game_in_progress = false;
+      return true;
+    case "reserve_opened":
+      table.pot = d.pot;
+      table.reserve = d.reserve;
+      return true;
+    case "game_started":
+      table.game_number = d.game_number;
+      table.game_in_progress = true;
+      for (const seat of d.players || []) if (seatRecord(table, seat)) seatRecord(table, seat).status = "playing";
+      return true;
+    case "deal_started": {
+      if (guts !== ("ghost" in d)) return false;
+      const names = {};
+      for (const seat of d.players) {
+        const record = seatRecord(table, seat);
+        if (!record) return false;
+        names[String(seat)] = record.name;
+        record.status = "playing";
+        record.in_hand = true;
+      }
+      const common = {
+        number: d.hand_number, game_number: d.game_number, dealer: d.dealer,
+        commitment: d.commitment, players: d.players.slice(), names, turn: null, timeouts: [],
+        showdown: null, shown: {}, ranks: {}, pot_at_start: table.pot, flow: [], outcome: null,
+        ended: false,
+      };
+      if (guts) {
+        table.deal = {
+          ...common, cards_per_hand: d.cards, ghost: d.ghost, declared: [], declarations: {},
+        };
+        if (mySeat !== null) table.you = { seat: mySeat, cards: null, declaration: null };
+      } else {
+        const hands = Object.fromEntries(d.players.map((seat) => [String(seat), 0]));
+        table.deal = {
+          ...common, wild_card: null, wild_rank: null, reshuffles: 0, caller: null,
+          last_turns: [], claims: {}, discard_top: null, discard_size: 0,
+          stock_size: 52 - PAIUTE_HAND * d.players.length - PAIUTE_OFF_HANDS,
+          hand_sizes: hands, drawn: null,
+        };
+        if (mySeat !== null) table.you = { seat: mySeat, cards: null, drawn: null };
+      }
+      table.hand_number = d.hand_number;
+      table.dealer = d.dealer;
+      return true;
+    }
+    case "ante":
+      return pay(table, d, "ante");
+    case "paid":
+      return pay(table, d, "paid");
+    case "cards_dealt":
+      if (!deal || d.seat !== mySeat) return false;
+      table.you = guts
+        ? { seat: mySeat, cards: d.cards.slice(), declaration: null }
+        : { seat: mySeat, cards: d.cards.slice(), drawn: null };
+      return true;
+    case "dealt":
+      if (!deal) return false;
+      deal.pot_at_start = table.pot;
+      if (!guts) for (const seat of d.players) deal.hand_sizes[String(seat)] = d.cards;
+      return true;
+    case "wild_card":
+      if (guts || !deal) return false;
+      deal.wild_card = d.card;
+      deal.wild_rank = d.rank;
+      return true;
+    case "discard_started":
+      if (guts || !deal) return false;
+      deal.discard_top = d.card;
+      deal.discard_size = 1;
+      return true;
+    case "phase":
+      if (d.phase !== "waiting" && !deal) return false;
+      table.phase = d.phase;
+      table.deadline = d.deadline;
+      if (d.phase === "waiting") {
+        for (const record of Object.values(table.seats)) record.status = "waiting";
+      }
+      if (d.phase === "showdown") {
+        deal.turn = null;
+        if ("drawn" in deal) deal.drawn = null;
+      }
+      table.pending = pendingFor(table);
+      return true;
+    case "turn":
+      if (!deal) return false;
+      deal.turn = d.seat;
+      table.deadline = d.deadline;
+      if ("drawn" in deal) deal.drawn = null;
+      if (table.you && "drawn" in table.you) table.you.drawn = null;
+      table.pending = pendingFor(table);
+      return true;
+    case "declared":
+      return guts && declaredBy(table, d.seat, d.choice);
+    case "your_declaration":
+      if (!guts || !deal || d.seat !== mySeat || !table.you) return false;
+      table.you.declaration = d.choice;
+      return true;
+    case "timeout":
+      if (!guts || !deal) return false;
+      deal.timeouts.push(d.seat);
+      return declaredBy(table, d.seat, d.result);
+    case "declarations_revealed":
+      if (!guts || !deal) return false;
+      deal.declarations = { ...d.choices };
+      deal.turn = null;
+      return true;
+    case "showdown":
+      if (!deal) return false;
+      deal.showdown = d.reason;
+      for (const [key, hand] of Object.entries(d.hands || {})) {
+        deal.shown[key] = hand.cards.slice();
+        deal.ranks[key] = { strength: hand.strength, category: hand.category, description: hand.description };
+      }
+      return true;
+    case "pot_won":
+      if (!payOut(table, d.seat, d.amount)) return false;
+      table.pot = d.pot;
+      return true;
+    case "pot_split":
+      for (const share of d.shares || []) if (!payOut(table, share.seat, share.amount)) return false;
+      table.pot = d.pot;
+      return true;
+    case "deal_ended":
+      if (!deal) return false;
+      deal.outcome = d.outcome;
+      deal.turn = null;
+      deal.ended = true;
+      if ("drawn" in deal) deal.drawn = null;
+      if (table.you && "drawn" in table.you) table.you.drawn = null;
+      table.pot = d.pot;
+      table.reserve = d.reserve;
+      for (const record of Object.values(table.seats)) record.in_hand = false;
+      return true;
+    case "drew": {
+      if (guts || !deal) return false;
+      const key = String(d.seat);
+      if (d.source === "stock") {
+        if (deal.stock_size < 1) return false;
+        deal.stock_size -= 1;
+        deal.drawn = { seat: d.seat, source: "stock", card: null };
+      } else {
+        // The card under the one taken is known only if the stream showed the pile grow.
+        if (deal.discard_top !== d.card || !("uncovered" in item)) return false;
+        deal.discard_top = item.uncovered;
+        deal.discard_size -= 1;
+        deal.drawn = { seat: d.seat, source: "discard", card: d.card };
+        if (d.seat === mySeat) {
+          if (!table.you || !table.you.cards) return false;
+          table.you.cards.push(d.card);
+          table.you.drawn = { card: d.card, source: "discard" };
+        }
+      }
+      deal.hand_sizes[key] = (deal.hand_sizes[key] || 0) + 1;
+      table.pending = pendingFor(table);
+      return true;
+    }
+    case "called":
+    case "laid_down": {
+      if (guts || !deal) return false;
+      const key = String(d.seat);
+      deal.claims[key] = { cards: d.cards.slice(), discard: d.discard, category: d.category, description: d.description };
+      deal.shown[key] = d.cards.slice();
+      deal.hand_sizes[key] = d.cards.length;
+      deal.drawn = null;
+      if (d.discard !== null && d.discard !== undefined) {
+        deal.discard_top = d.discard;
+        deal.discard_size += 1;
+      }
+      if (deal.caller === null) {
+        deal.caller = d.seat;
+        deal.last_turns = deal.players.slice(deal.players.indexOf(d.seat) + 1);
+      }
+      if (d.seat === mySeat && table.you) {
+        table.you.cards = d.cards.slice();
+        table.you.drawn = null;
+      }
+      table.pending = pendingFor(table);
+      return true;
+    }
+    case "reshuffled":
+      if (guts || !deal || !deal.discard_top) return false;
+      deal.reshuffles = d.number;
+      deal.stock_size = d.stock;
+      deal.discard_size = 1;
+      return true;
+    case "deal_void":
+      if (guts || !deal) return false;
+      deal.drawn = null;
+      deal.reshuffles = d.reshuffles;
+      return true;
+    case "pot_carried":
+      table.pot = d.pot;
+      return true;
+    case "drew_card":
+      if (guts || !deal || d.seat !== mySeat || !table.you || !table.you.cards) return false;
+      if (!table.you.cards.includes(d.card)) table.you.cards.push(d.card);
+      table.you.drawn = { card: d.card, source: "stock" };
+      return true;
+    case "discarded": {
+      if (guts || !deal) return false;
+      const key = String(d.seat);
+      deal.discard_top = d.card;
+      deal.discard_size += 1;
+      deal.hand_sizes[key] = Math.max(0, (deal.hand_sizes[key] || 0) - 1);
+      deal.drawn = null;
+      if (d.seat === mySeat && table.you && table.you.cards) {
+        table.you.cards = table.you.cards.filter((code) => code !== d.card);
+        table.you.drawn = null;
+      }
+      table.pending = pendingFor(table);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  setTimeout(() => {
+    renderQueued = false;
+    render();
+  }, 0);
+}
+
+function applyOne(item) {
+  if (position !== null && item.id <= position) return;
+  if (!view || position === null) {
+    resync();
+    return;
+  }
+  // The seat's stream brings every event the seat may see, in order: an id skipped is
+  // another seat's private event, never one of this seat's.
+  const next = structuredClone(view);
+  if (applyEvent(next, item)) {
+    view = next;
+    position = item.id;
+    scheduleRender();
+  } else {
+    resync();
+  }
+}
+
+// --------------------------------------------------------------------- live updates
+
+function closeStream() {
+  streamGeneration += 1;
+  if (stream) stream.close();
+  stream = null;
+  streamKind = null;
+}
+
+function retryStream() {
+  closeStream();
+  streamFailures += 1;
+  const wait = Math.min(STREAM_RETRY_MAX_MS, STREAM_RETRY_MS * 2 ** (streamFailures - 1));
+  clearTimeout(streamTimer);
+  streamTimer = setTimeout(() => {
+    streamTimer = null;
+    openStream();
+  }, wait);
+}
+
+async function openStream() {
+  closeStream();
+  if (gone) return;
+  const generation = streamGeneration;
+  let url = `${tablePath}/events/stream?after=${lastSeen}`;
+  const kind = mySeat !== null && player ? "seat" : "public";
+  if (kind === "seat" && position === null) {
+    resync();
+    return;
+  }
+  // The pile stays known only if this stream starts where the last one's events ended.
+  if (kind !== "seat" || position > pileAt) pile = null;
+  if (kind === "seat") {
+    // A ticket opens one connection: every (re)connection gets a new one.
+    let ticket;
+    try {
+      ticket = await api("POST", `${tablePath}/stream-tickets`, { token: token() });
+    } catch (error) {
+      if (generation !== streamGeneration) return;
+      if (keyRefused(error)) signedOut();
+      if (error instanceof ProblemError && error.status < 500 && error.code !== "rate_limited") resync();
+      retryStream();
+      return;
+    }
+    if (generation !== streamGeneration) return;
+    url = `${tablePath}/events/stream?ticket=${encodeURIComponent(ticket.ticket)}&after=${position}`;
+  }
+  const source = new EventSource(url);
+  stream = source;
+  streamKind = kind;
+  source.addEventListener("open", () => {
+    if (generation === streamGeneration) streamFailures = 0;
+  });
+  // The connection broke, the stream reached its end, or the ticket was refused: the
+  // page reconnects itself, with a new ticket, from the last event it applied.
+  source.addEventListener("error", () => {
+    if (generation === streamGeneration) retryStream();
+  });
+  const onEvent = (message) => {
+    if (generation !== streamGeneration) return;
+    let item;
+    try {
+      item = JSON.parse(message.data);
+    } catch {
+      resync();
+      return;
+    }
+    received(item);
+  };
+  for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
+  source.addEventListener("history_trimmed", () => {
+    if (generation !== streamGeneration) return;
+    // The events since the last one seen are gone: start again from the table itself.
+    lastSeen = 0;
+    position = null;
+    closeStream();
+    resync();
+  });
+}
+
+// The discard pile of this deal as this stream has shown it, card by card (null: not
+// known; the table itself shows only the top). Events that take the top card off are
+// marked with the card they uncover.
+let pile = null;
+let pileAt = 0;
+
+function trackPile(item) {
+  if (item.id <= pileAt) return;
+  pileAt = item.id;
+  const d = item.data || {};
+  switch (item.type) {
+    case "deal_started":
+      pile = null;
+      break;
+    case "discard_started":
+      pile = [d.card];
+      break;
+    case "discarded":
+      if (pile) pile.push(d.card);
+      break;
+    case "called":
+    case "laid_down":
+      if (pile && d.discard !== null && d.discard !== undefined) pile.push(d.discard);
+      break;
+    case "reshuffled":
+      pile = pile && pile.length ? pile.slice(-1) : null;
+      break;
+    case "drew":
+      if (d.source !== "discard") break;
+      if (pile && pile[pile.length - 1] === d.card) {
+        pile.pop();
+        item.uncovered = pile.length ? pile[pile.length - 1] : null;
+      } else {
+        pile = null;
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+function received(item) {
+  trackPile(item);
+  if (item.id > lastSeen) {
+    lastSeen = item.id;
+    logEvent(item);
+  }
+  if (item.type === "table_closed") {
+    resync();
+    return;
+  }
+  if (streamKind !== "seat") {
+    // A seat taken from another device with this player's key: follow it from here too.
+    if (player && item.type === "seated") resync();
+    else refresh();
+    return;
+  }
+  if (resyncing) {
+    held.push(item);
+    return;
+  }
+  applyOne(item);
 }
 
 // --------------------------------------------------------------------- names and words
@@ -153,7 +746,7 @@ function nameOf(seat) {
 }
 
 function isMine(seat) {
-  return mySeat !== null && Number(seat) === mySeat.seat;
+  return mySeat !== null && Number(seat) === mySeat;
 }
 
 function pendingSeats() {
@@ -161,7 +754,7 @@ function pendingSeats() {
 }
 
 function myTurn() {
-  return mySeat !== null && pendingSeats().includes(mySeat.seat);
+  return mySeat !== null && pendingSeats().includes(mySeat);
 }
 
 function phaseText() {
@@ -311,10 +904,11 @@ function headline(deal) {
 
 function render() {
   if (!view) return;
-  root.dataset.version = String(view.version);
+  // The last event the page shows the table after (the tests wait for it).
+  root.dataset.event = String(mySeat !== null && position !== null ? position : lastSeen);
   root.dataset.phase = view.phase;
   root.dataset.hand = String(view.hand_number);
-  root.dataset.seat = mySeat ? String(mySeat.seat) : "";
+  root.dataset.seat = mySeat !== null ? String(mySeat) : "";
   root.setAttribute("aria-busy", "false");
   document.title = `${view.name} · cardroom`;
   $("table-name").textContent = view.name;
@@ -382,7 +976,8 @@ function seatBadges(seat, record) {
 function renderSeats() {
   const deal = view.deal;
   const money = deal && deal.ended ? dealMoney(deal) : { won: {}, paid: {} };
-  const items = Object.values(view.seats).map((record) => {
+  const records = Object.values(view.seats).sort((a, b) => a.seat - b.seat);
+  const items = records.map((record) => {
     const seat = record.seat;
     const key = String(seat);
     let hidden = null;
@@ -526,7 +1121,7 @@ function renderActions(cards, drawn) {
   const box = $("actions");
   const buttons = [];
   const seats = Object.keys(view.seats).length;
-  if (view.phase === "waiting" && mySeat) {
+  if (view.phase === "waiting" && mySeat !== null) {
     buttons.push(button("Start the game", "primary", () => act({ action: "start" }), {
       disabled: seats < view.options.min_players, action: "start",
     }));
@@ -589,12 +1184,14 @@ function renderResult() {
 function renderForms() {
   const seatForm = $("seat-form");
   const seats = Object.keys(view.seats).length;
-  seatForm.hidden = mySeat !== null || seats >= view.options.max_players;
+  seatForm.hidden = !player || mySeat !== null || seats >= view.options.max_players;
+  const name = seatForm.elements.namedItem("name");
+  if (player && !name.value && document.activeElement !== name) name.placeholder = player.name;
   const buyIn = seatForm.elements.namedItem("buy_in");
   buyIn.min = String(view.options.min_buy_in);
   buyIn.max = String(view.options.max_buy_in);
   if (!buyIn.value) buyIn.value = String(Math.min(view.options.max_buy_in, Math.max(view.options.min_buy_in, 100)));
-  const mine = mySeat && view.seats[String(mySeat.seat)];
+  const mine = mySeat !== null && view.seats[String(mySeat)];
   const rebuy = $("rebuy-form");
   rebuy.hidden = !(mine && mine.out_of_chips && view.options.rebuy);
   const amount = rebuy.elements.namedItem("amount");
@@ -616,10 +1213,13 @@ function tick() {
   const minutes = Math.floor(left / 60);
   node.textContent = minutes ? `${minutes}:${String(left % 60).padStart(2, "0")}` : `${left}s`;
   node.classList.toggle("urgent", left <= 5);
-  // The server's clock applies a passed deadline; its events usually come first.
-  if (left === 0 && Date.now() - refreshedAtZero > 2000) {
+  // The server's clock applies a passed deadline and its events come on the stream; a
+  // seat reads the table again only if they are long overdue.
+  const overdue = Date.now() / 1000 - deadline;
+  const patience = mySeat !== null ? 5 : 0.5;
+  if (left === 0 && overdue > patience && Date.now() - refreshedAtZero > 5000) {
     refreshedAtZero = Date.now();
-    setTimeout(refresh, 500);
+    refresh();
   }
 }
 
@@ -627,31 +1227,29 @@ function tick() {
 
 async function sit(event) {
   event.preventDefault();
+  if (!player) return;
   const form = event.target;
   const name = form.elements.namedItem("name").value.trim();
   const buyIn = Number(form.elements.namedItem("buy_in").value);
-  if (!name) {
-    report(new ProblemError(422, { detail: "Type your name first." }), "sit");
-    return;
-  }
   if (!Number.isInteger(buyIn)) {
     report(new ProblemError(422, { detail: "The buy-in is a whole number of chips." }), "sit");
     return;
   }
   const submit = form.querySelector("button[type=submit]");
   submit.disabled = true;
+  const body = { buy_in: buyIn };
+  if (name) body.name = name;
   try {
-    const body = await api("POST", `${tablePath}/seats`, { body: { name, buy_in: buyIn } });
-    keepSeat({ seat: body.seat, token: body.token, name });
+    await api("POST", `${tablePath}/seats`, { body, token: token() });
     clearReport("sit");
-    view = null;
-    accept(body.table);
-    refresh();
   } catch (error) {
-    report(error, "sit");
+    if (keyRefused(error)) signedOut();
+    // Already seated here (from another device): the read below finds the seat.
+    if (!(error instanceof ProblemError && error.code === "already_seated")) report(error, "sit");
   } finally {
     submit.disabled = false;
   }
+  await resync();
 }
 
 async function rebuy(event) {
@@ -665,46 +1263,32 @@ async function rebuy(event) {
 }
 
 async function leave() {
-  if (!mySeat || busy) return;
+  if (mySeat === null || busy || !player) return;
   busy = true;
   try {
-    await api("DELETE", `${tablePath}/seats/${mySeat.seat}`, { token: mySeat.token });
-    forgetSeat();
+    await api("DELETE", `${tablePath}/seats/${mySeat}`, { token: token() });
     clearReport("act");
   } catch (error) {
-    if (error instanceof ProblemError && (error.code === "invalid_token" || error.code === "already_left")) {
-      forgetSeat();
-    } else {
+    if (keyRefused(error)) signedOut();
+    if (!(error instanceof ProblemError && (error.code === "already_left" || error.code === "not_seated"))) {
       report(error, "act");
     }
   } finally {
     busy = false;
-    await refresh();
+    await resync();
   }
-}
-
-// --------------------------------------------------------------------- live updates
-
-function openStream() {
-  if (gone) return;
-  stream = new EventSource(`${tablePath}/events/stream`);
-  const onEvent = (message) => {
-    try {
-      logEvent(JSON.parse(message.data));
-    } catch {
-      // a keep-alive or an unreadable event still means "look again"
-    }
-    refresh();
-  };
-  for (const type of EVENT_TYPES) stream.addEventListener(type, onEvent);
 }
 
 $("seat-form").addEventListener("submit", sit);
 $("rebuy-form").addEventListener("submit", rebuy);
 $("leave").addEventListener("click", leave);
 setInterval(tick, 250);
-setInterval(refresh, SAFETY_POLL_MS);
+setInterval(() => {
+  if (mySeat === null) refresh();
+}, SPECTATOR_POLL_MS);
 document.addEventListener("visibilitychange", () => {
-  if (!document.hidden) refresh();
+  if (!document.hidden && mySeat === null) refresh();
 });
-refresh().then(openStream);
+// Seat tokens kept by earlier versions of this page: the player's key replaces them.
+window.localStorage.removeItem(`cardroom.seat.${tableId}`);
+resync();

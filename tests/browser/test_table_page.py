@@ -1,10 +1,11 @@
 """Two people play through the table page in headless Chromium: a Guts deal and a Paiute deal.
 
-Each seat has its own browser context (one a phone, one a desktop window) and plays by
-tapping. At every step the test reads the table through the API with each seat's token
-and checks what each page shows: the seat's own cards, the pot, the stacks, whose turn
-it is, the countdown, the showdown; and that no page ever shows a card the other seat
-holds that was never public. Set CARDROOM_SCREENSHOTS to a folder to save screenshots.
+Each person signs in with a name, has their own browser context (one a phone, one a
+desktop window) and plays by tapping. At every step the test reads the table through the
+API with each player's key and checks what each page shows: the seat's own cards, the
+pot, the stacks, whose turn it is, the countdown, the showdown; and that no page ever
+shows a card the other seat holds that was never public. Set CARDROOM_SCREENSHOTS to a
+folder to save screenshots.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import re
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,23 +36,39 @@ WAIT_SECONDS = 60.0
 SUITS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
 CARD = re.compile(r"^(?:[2-9TJQKA]|10)[cdhs]$")
 SHOTS = os.environ.get("CARDROOM_SCREENSHOTS")
+TABLE_READ = re.compile(r"^/v1/tables/[^/]+$")
+PLAYER_KEY = "cardroom.player"
 
 
 @dataclass
 class Seat:
-    """One person at the table: their page, and the seat the page took."""
+    """One person at the table: their page, their player key, and the seat they took."""
 
     name: str
     page: Page
     seat: int = 0
-    token: str = ""
+    key: str = ""
     errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        """Collect the page's uncaught script errors (which must stay none) and requests."""
-        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        self.page.on("request", lambda request: self.requests.append(request.url))
+        """Watch the page: its uncaught script errors (which must stay none) and requests."""
+        watch(self.page, self.errors, self.requests, self.reads)
+
+
+def watch(page: Page, errors: list[str], requests: list[str], reads: list[str]) -> None:
+    """Collect a page's script errors, every URL it requests, and its reads of a table
+    (GET /v1/tables/{id} and GET /v1/players/me/seats) as "METHOD path"."""
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    def seen(request: Any) -> None:
+        requests.append(request.url)
+        path = urllib.parse.urlsplit(request.url).path
+        if request.method == "GET" and (TABLE_READ.match(path) or path == "/v1/players/me/seats"):
+            reads.append(f"GET {path}")
+
+    page.on("request", seen)
 
 
 def call(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
@@ -97,10 +115,39 @@ def wait_for(predicate: Any, what: str, seconds: float = WAIT_SECONDS) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def sign_up(base: str, name: str) -> str:
+    """A new player, created through the API (the gateway in open mode); their key."""
+    return str(call(base, "POST", "/v1/players", {"name": name})["key"])
+
+
+def sign_in(person: Seat, base: str) -> None:
+    """Sign in on the lobby with the person's name; remember the key the page keeps."""
+    page = person.page
+    page.goto(base + "/")
+    expect(page.locator("#sign-in")).to_be_visible()
+    page.fill("#sign-up input[name=player_name]", person.name)
+    page.locator("#sign-up button[type=submit]").tap()
+    expect(page.locator("#player-name")).to_have_text(person.name)
+    expect(page.locator("#sign-in")).to_be_hidden()
+    saved = page.evaluate("key => JSON.parse(localStorage.getItem(key))", PLAYER_KEY)
+    assert saved["key"].startswith("crk_")
+    assert saved["name"] == person.name
+    person.key = saved["key"]
+
+
+def paste_key(page: Page, base: str, key: str, name: str) -> None:
+    """Sign in on the lobby by pasting a player key."""
+    page.goto(base + "/")
+    page.fill("#key-form input[name=player_key]", key)
+    page.locator("#key-form button[type=submit]").tap()
+    expect(page.locator("#player-name")).to_have_text(name)
+
+
 def create_table(page: Page, base: str, game: str, name: str) -> str:
-    """Create a table through the lobby's form; its id."""
+    """Create a table through the lobby's form (signed in); its id."""
     page.goto(base + "/")
     expect(page.locator("h1")).to_have_text("Tables")
+    expect(page.locator("#player-name")).to_be_visible()
     page.locator(f"label.pill:has(input[value={game}])").tap()
     page.fill("input[name=name]", name)
     page.fill("input[name=turn_seconds]", "600")
@@ -111,31 +158,34 @@ def create_table(page: Page, base: str, game: str, name: str) -> str:
 
 
 def sit(person: Seat, url: str, buy_in: int) -> None:
-    """Open the table page and take a seat with the form; remember the seat's token."""
+    """Open the table page and take a seat with the form (under the player's own name)."""
     page = person.page
     if page.url != url:
         page.goto(url)
-    page.fill("#seat-form input[name=name]", person.name)
     page.fill("#seat-form input[name=buy_in]", str(buy_in))
     page.locator("#seat-form button[type=submit]").tap()
     expect(page.locator("li.seat.me .name")).to_have_text(person.name)
     expect(page.locator("#seat-form")).to_be_hidden()
-    saved = page.evaluate("key => JSON.parse(localStorage.getItem(key))", seat_key(page))
-    person.seat, person.token = saved["seat"], saved["token"]
-
-
-def seat_key(page: Page) -> str:
-    """The localStorage key that keeps the seat of the page's table."""
-    return "cardroom.seat." + page.url.rsplit("/", 1)[1]
+    person.seat = int(page.locator("li.seat.me").get_attribute("data-seat") or 0)
+    # The page keeps no seat token: the player's key is its one credential.
+    kept = page.evaluate("() => Object.keys(localStorage)")
+    assert kept == [PLAYER_KEY], kept
 
 
 def synced(person: Seat, base: str, table_id: str) -> dict[str, Any]:
-    """Wait until the page shows the table's latest version; the table as the seat sees it."""
+    """Wait until the page shows the table after every event the seat may see; the table
+    as the seat sees it."""
 
     def same() -> dict[str, Any] | None:
-        table = call(base, "GET", f"/v1/tables/{table_id}", token=person.token or None)
-        version = person.page.locator("#table").get_attribute("data-version")
-        return dict(table) if version == str(table["version"]) else None
+        before = call(base, "GET", f"/v1/tables/{table_id}/events?after=0", token=person.key)
+        table = call(base, "GET", f"/v1/tables/{table_id}", token=person.key or None)
+        after = call(base, "GET", f"/v1/tables/{table_id}/events?after=0", token=person.key)
+        if before["next"] != after["next"]:
+            return None
+        shown = person.page.locator("#table").get_attribute("data-event")
+        seen = max((item["id"] for item in after["events"]), default=0)
+        # The page stands after every event it may see, and no later than the last event.
+        return dict(table) if shown and seen <= int(shown) <= after["next"] else None
 
     return dict(wait_for(same, f"{person.name}'s page to catch up"))
 
@@ -242,7 +292,8 @@ def test_guts_deal_two_browsers(browser: Browser, gateway_url: str) -> None:
     desktop, bo_page = new_page(browser, DESKTOP)
     ann, bo = Seat("ann", ann_page), Seat("<b>bo</b> & co", bo_page)
     try:
-        bo_page.goto(gateway_url + "/")
+        sign_in(ann, gateway_url)
+        sign_in(bo, gateway_url)
         table_id = create_table(ann_page, gateway_url, "guts", "Guts night")
         url = f"{gateway_url}/tables/{table_id}"
         response = ann_page.request.get(url)
@@ -254,19 +305,29 @@ def test_guts_deal_two_browsers(browser: Browser, gateway_url: str) -> None:
         assert ann_page.locator("#seats b").count() == 0
         expect(ann_page.locator("li.seat")).to_have_count(2)
         expect(bo_page.locator("li.seat")).to_have_count(2)
+        synced(bo, gateway_url, table_id)
 
+        # bo's cards come on bo's private stream: the page shows them without reading
+        # the table (nor its seat) again.
+        reads = len(bo.reads)
         ann_page.locator("[data-action=start]").tap()
+        expect(bo_page.locator("#my-cards .card")).to_have_count(3)
+        assert bo.reads[reads:] == []
+        dealt = call(gateway_url, "GET", f"/v1/tables/{table_id}", token=bo.key)["you"]["cards"]
+        for card in dealt:
+            expect(bo_page.locator(f'#my-cards [data-card="{card}"]')).to_have_text(label(card))
         expect(ann_page.locator("#table")).to_have_attribute("data-phase", "declaring")
         check_both([ann, bo], gateway_url, table_id)
         expect(ann_page.locator("#phase")).to_have_text("Your call: in or out?")
         shot(ann_page, "guts-declare-phone")
 
-        # A reload keeps the seat: same cards, same choice to make.
+        # A reload finds the player's seat again: same cards, same choice to make.
         bo_page.reload()
         expect(bo_page.locator("li.seat.me .name")).to_have_text(bo.name)
         expect(bo_page.locator("[data-action=in]")).to_be_visible()
         check_both([ann, bo], gateway_url, table_id)
 
+        reads = len(bo.reads)
         ann_page.locator("[data-action=in]").tap()
         expect(ann_page.locator("#actions")).to_contain_text("You are in")
         # bo sees that ann has decided, not what.
@@ -281,12 +342,14 @@ def test_guts_deal_two_browsers(browser: Browser, gateway_url: str) -> None:
             table = synced(person, gateway_url, table_id)
             assert table["deal"]["outcome"] in ("won", "split")
             assert_result_shown(person, table)
+        # The whole deal, showdown included, came from the events.
+        assert bo.reads[reads:] == []
         shot(ann_page, "guts-showdown-phone")
         shot(bo_page, "guts-showdown-desktop")
 
         bo_page.locator("#leave").tap()
         expect(bo_page.locator("#seat-form")).to_be_visible()
-        assert bo_page.evaluate("key => localStorage.getItem(key)", seat_key(bo_page)) is None
+        expect(bo_page.locator("li.seat.me")).to_have_count(0)
         table = call(gateway_url, "GET", f"/v1/tables/{table_id}")
         leaving = table["seats"].get(str(bo.seat))
         if leaving is None:
@@ -295,15 +358,147 @@ def test_guts_deal_two_browsers(browser: Browser, gateway_url: str) -> None:
             expect(ann_page.locator(f'li.seat[data-seat="{bo.seat}"]')).to_contain_text("Leaving")
         assert ann.errors == []
         assert bo.errors == []
-        # Live updates came from the event stream; every request stayed on this gateway.
+        # Live updates came from each seat's own stream, opened with a ticket; every
+        # request stayed on this gateway.
+        stream = re.compile(rf"/v1/tables/{table_id}/events/stream\?ticket=crt_[^&]+&after=\d+$")
         for person in (ann, bo):
-            assert any(
-                url.endswith(f"/v1/tables/{table_id}/events/stream") for url in person.requests
-            )
+            assert any(stream.search(url) for url in person.requests)
             assert all(url.startswith(gateway_url + "/") for url in person.requests)
     finally:
         phone.close()
         desktop.close()
+
+
+def tickets(person: Seat) -> list[str]:
+    """The tickets the person's page opened its event streams with, in order."""
+    found = []
+    for url in person.requests:
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+        if url.split("?")[0].endswith("/events/stream") and "ticket" in query:
+            found.append(query["ticket"][0])
+    return found
+
+
+def test_another_device_with_the_key_plays_on(browser: Browser, gateway_url: str) -> None:
+    phone, ann_page = new_page(browser, PHONE)
+    desktop, bo_page = new_page(browser, DESKTOP)
+    laptop, again_page = new_page(browser, DESKTOP)
+    ann, bo = Seat("ann", ann_page), Seat("bo", bo_page)
+    try:
+        sign_in(ann, gateway_url)
+        sign_in(bo, gateway_url)
+        table_id = create_table(ann_page, gateway_url, "guts", "Two screens")
+        url = f"{gateway_url}/tables/{table_id}"
+        sit(ann, url, 100)
+        sit(bo, url, 100)
+        ann_page.locator("[data-action=start]").tap()
+        expect(ann_page.locator("#table")).to_have_attribute("data-phase", "declaring")
+
+        # The same key on another device: "My tables" lists the seat, and its link rejoins.
+        again = Seat("ann", again_page, key=ann.key)
+        paste_key(again_page, gateway_url, ann.key, "ann")
+        mine = again_page.locator(f'#my-tables li[data-table="{table_id}"]')
+        expect(mine).to_contain_text("Two screens")
+        expect(mine).to_contain_text("Rejoin")
+        expect(again_page.locator("#tables-title")).to_be_visible()
+        mine.locator("a").tap()
+        again_page.wait_for_url(url)
+        expect(again_page.locator("li.seat.me .name")).to_have_text("ann")
+        expect(again_page.locator("#phase")).to_have_text("Your call: in or out?")
+        again.seat = ann.seat
+        for person in (ann, again):
+            table = synced(person, gateway_url, table_id)
+            assert_table_shown(person, table)
+        assert again_page.evaluate("() => Object.keys(localStorage)") == [PLAYER_KEY]
+
+        # Each connection of a page's stream opens with a ticket of its own: after the
+        # gateway ends one, the page reconnects with a new ticket and misses nothing.
+        opened = len(tickets(ann))
+        with ann_page.expect_request(lambda request: "/events/stream?ticket=" in request.url):
+            pass
+        assert len(tickets(ann)) > opened
+        assert len(set(tickets(ann))) == len(tickets(ann))
+        # A move from the second device shows on the first through its stream.
+        again_page.locator("[data-action=in]").tap()
+        for page in (again_page, ann_page):
+            expect(page.locator("#actions")).to_contain_text("You are in")
+        bo_page.locator("[data-action=in]").tap()
+        for person in (ann, again, bo):
+            expect(person.page.locator("#table")).to_have_attribute("data-phase", "between_deals")
+            assert_result_shown(person, synced(person, gateway_url, table_id))
+
+        # Signing out there leaves a spectator's page; the first device plays on.
+        again_page.locator("#sign-out").tap()
+        expect(again_page.locator("#sign-in")).to_be_visible()
+        expect(again_page.locator("li.seat.me")).to_have_count(0)
+        expect(again_page.locator("#seat-form")).to_be_hidden()
+        assert again_page.evaluate("key => localStorage.getItem(key)", PLAYER_KEY) is None
+        expect(ann_page.locator("li.seat.me .name")).to_have_text("ann")
+        for person in (ann, again, bo):
+            assert person.errors == []
+    finally:
+        phone.close()
+        desktop.close()
+        laptop.close()
+
+
+def test_a_revoked_key_signs_the_page_out(browser: Browser, gateway_url: str) -> None:
+    phone, page = new_page(browser, PHONE)
+    gil = Seat("gil", page)
+    try:
+        sign_in(gil, gateway_url)
+        table_id = create_table(page, gateway_url, "guts", "Short stay")
+        sit(gil, f"{gateway_url}/tables/{table_id}", 100)
+        key_id = call(gateway_url, "GET", "/v1/players/me", token=gil.key)["key_id"]
+        request = urllib.request.Request(
+            f"{gateway_url}/v1/players/me/keys/{key_id}",
+            method="DELETE",
+            headers={"Authorization": f"Bearer {gil.key}"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 204
+        # The page's next request with the key (its stream's next ticket) is refused: it
+        # forgets the key and shows the table as a spectator.
+        expect(page.locator("#sign-in")).to_be_visible()
+        expect(page.locator("#problem")).to_contain_text("no longer signs you in")
+        expect(page.locator("li.seat.me")).to_have_count(0)
+        expect(page.locator(f'li.seat[data-seat="{gil.seat}"] .name')).to_have_text("gil")
+        assert page.evaluate("key => localStorage.getItem(key)", PLAYER_KEY) is None
+        assert gil.errors == []
+    finally:
+        phone.close()
+
+
+def test_operator_mode_signs_in_with_a_pasted_key(
+    browser: Browser, operator_gateway: tuple[str, str]
+) -> None:
+    base, operator_key = operator_gateway
+    phone, page = new_page(browser, PHONE)
+    person = Seat("eve", page)
+    try:
+        page.goto(base + "/")
+        # Here only the operator creates players: the page asks for a key, not a name.
+        expect(page.locator("#sign-in")).to_be_visible()
+        expect(page.locator("#sign-up")).to_be_hidden()
+        expect(page.locator("#operator-note")).to_be_visible()
+        _, _, html = fetch(base + "/tables/anything")
+        assert b'<meta name="cardroom-players-mode" content="operator">' in html
+        with pytest.raises(AssertionError, match="401"):
+            call(base, "POST", "/v1/players", {"name": "eve"})
+        key = call(base, "POST", "/v1/players", {"name": "eve"}, operator_key)["key"]
+        # A key that signs nobody in is refused in words.
+        page.fill("#key-form input[name=player_key]", "crk_" + "x" * 43)
+        page.locator("#key-form button[type=submit]").tap()
+        expect(page.locator("#problem")).to_contain_text("does not sign anyone in")
+        paste_key(page, base, key, "eve")
+        person.key = key
+        table_id = create_table(page, base, "guts", "Members only")
+        sit(person, f"{base}/tables/{table_id}", 100)
+        table = synced(person, base, table_id)
+        assert table["seats"][str(person.seat)]["name"] == "eve"
+        assert person.errors == []
+    finally:
+        phone.close()
 
 
 def holds_combination(cards: list[str], wild_rank: int) -> Any:
@@ -374,6 +569,8 @@ def test_paiute_deal_two_browsers(browser: Browser, gateway_url: str) -> None:
     ann, bo = Seat("ann", ann_page), Seat("bo", bo_page)
     people = {}
     try:
+        sign_in(ann, gateway_url)
+        sign_in(bo, gateway_url)
         table_id = create_table(ann_page, gateway_url, "paiute", "Paiute night")
         url = f"{gateway_url}/tables/{table_id}"
         sit(ann, url, 100)
@@ -439,14 +636,34 @@ def test_lobby_lists_tables_and_explains_errors(browser: Browser, gateway_url: s
     phone, page = new_page(browser, PHONE)
     desktop, wide = new_page(browser, DESKTOP)
     try:
-        table = call(gateway_url, "POST", "/v1/tables", {"game": "guts", "name": "<i>late</i>"})
+        host = sign_up(gateway_url, "host")
+        table = call(
+            gateway_url, "POST", "/v1/tables", {"game": "guts", "name": "<i>late</i>"}, host
+        )
         page.goto(gateway_url + "/")
         item = page.locator(f'#tables li[data-table="{table["id"]}"]')
         expect(item.locator(".table-name")).to_have_text("<i>late</i>")
         assert page.locator("#tables i").count() == 0
         # The lobby refreshes itself.
-        later = call(gateway_url, "POST", "/v1/tables", {"game": "paiute", "name": "Later"})
+        later = call(gateway_url, "POST", "/v1/tables", {"game": "paiute", "name": "Later"}, host)
         expect(page.locator(f'#tables li[data-table="{later["id"]}"]')).to_contain_text("Paiute")
+        # Signed out, a new table asks for a sign-in first.
+        page.locator("#create button[type=submit]").tap()
+        expect(page.locator("#problem")).to_contain_text("Sign in first")
+        sign_in(Seat("dee", page), gateway_url)
+        expect(page.locator("#mine-empty")).to_be_visible()
+        # A visitor watches a table; signing in there offers the seat.
+        wide.goto(f"{gateway_url}/tables/{table['id']}")
+        expect(wide.locator("#sign-in")).to_be_visible()
+        expect(wide.locator("#seat-form")).to_be_hidden()
+        expect(wide.locator("#phase")).to_contain_text("Waiting for players")
+        wide.fill("#sign-up input[name=player_name]", "fay")
+        wide.locator("#sign-up button[type=submit]").tap()
+        expect(wide.locator("#player-name")).to_have_text("fay")
+        wide.fill("#seat-form input[name=buy_in]", "60")
+        wide.locator("#seat-form button[type=submit]").tap()
+        expect(wide.locator("li.seat.me .name")).to_have_text("fay")
+        expect(wide.locator("li.seat.me .chips")).to_have_text("60")
         # A refused option is explained in words, and its field is marked.
         page.fill("input[name=turn_seconds]", "0")
         page.locator("#create button[type=submit]").tap()
@@ -458,7 +675,8 @@ def test_lobby_lists_tables_and_explains_errors(browser: Browser, gateway_url: s
         expect(page.locator("#problem")).to_contain_text("does not exist")
         # A taken name is refused in plain words.
         page.goto(f"{gateway_url}/tables/{later['id']}")
-        call(gateway_url, "POST", f"/v1/tables/{later['id']}/seats", {"name": "cy", "buy_in": 50})
+        cy = sign_up(gateway_url, "cy")
+        call(gateway_url, "POST", f"/v1/tables/{later['id']}/seats", {"buy_in": 50}, cy)
         page.fill("#seat-form input[name=name]", "cy")
         page.fill("#seat-form input[name=buy_in]", "50")
         page.locator("#seat-form button[type=submit]").tap()
@@ -503,6 +721,14 @@ def test_pages_and_assets_are_served_with_a_strict_policy(gateway_url: str) -> N
         assert "https://" not in html
         assert "<script>" not in html
         assert "style=" not in html
+        # The page is told how players sign up here, and is revalidated by its tag.
+        assert '<meta name="cardroom-players-mode" content="open">' in html
+        request = urllib.request.Request(
+            gateway_url + path, headers={"If-None-Match": headers["etag"]}
+        )
+        with pytest.raises(urllib.error.HTTPError) as unchanged:
+            urllib.request.urlopen(request, timeout=30)
+        assert unchanged.value.code == 304
         for asset in re.findall(r'(?:src|href)="(/web/[^"]+)"', html):
             status, headers, _ = fetch(gateway_url + asset)
             assert status == 200, asset

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
 import threading
 import time
+import tomllib
 from functools import partial
 
 import httpx
@@ -19,7 +21,7 @@ import pytest
 
 from cardroom_client import Client, GutsOptions
 from deploy import demo
-from tests.images.stack import SERVICES, Stack, podman, wait_until
+from tests.images.stack import ROOT, SERVICES, Stack, podman, wait_until
 
 # the evaluator image's own grpcio-health-checking, asked for the whole server and
 # for the Evaluator service by name
@@ -35,6 +37,27 @@ for service in ("", "cardroom.evaluator.v1.Evaluator"):
 """
 
 
+# PyJWT with cryptography's native code, as the gateway verifies an identity
+# provider's token: an EdDSA and an ES256 token signed and verified in the container
+JWT_ROUND_TRIP = """
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+for algorithm, key in (("EdDSA", ed25519.Ed25519PrivateKey.generate()),
+                       ("ES256", ec.generate_private_key(ec.SECP256R1()))):
+    token = jwt.encode({"sub": "ann", "exp": 4102444800}, key, algorithm=algorithm)
+    claims = jwt.decode(token, key.public_key(), algorithms=[algorithm])
+    assert claims["sub"] == "ann", claims
+    print(algorithm, "ok")
+"""
+
+
+def player(url: str, name: str) -> Client:
+    """A client that sends the key of a new player named `name` (open mode)."""
+    with Client(url, timeout=30) as anonymous:
+        key = anonymous.create_player(name).key
+    return Client(url, timeout=30, credential=key)
+
+
 def test_every_service_passes_its_own_health_check(stack: Stack) -> None:
     for service in SERVICES:
         # the clock's heartbeat and the evaluator's start period may need a moment
@@ -47,6 +70,25 @@ def test_the_images_carry_version_and_revision(stack: Stack) -> None:
                                    "{{json .Labels}}"))  # fmt: skip
         assert labels["org.opencontainers.image.version"] == "0.1.0"
         assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", labels["org.opencontainers.image.revision"])
+
+
+def test_the_gateway_image_holds_the_project_s_runtime_dependencies(stack: Stack) -> None:
+    pinned = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    # "gunicorn[gevent]==27.0.1": the distribution is gunicorn
+    wanted = {
+        name.partition("[")[0]: version
+        for name, version in (requirement.split("==") for requirement in pinned)
+    }
+    assert {"PyJWT", "cryptography"} <= set(wanted)
+    program = (
+        "import json, sys; from importlib.metadata import version; "
+        "print(json.dumps({name: version(name) for name in sys.argv[1:]}))"
+    )
+    for service in ("gateway", "clock"):
+        found = podman("exec", stack.container(service), "python", "-c", program, *wanted)
+        assert json.loads(found) == wanted, service
+    out = podman("exec", stack.container("gateway"), "python", "-c", JWT_ROUND_TRIP)
+    assert out.split() == ["EdDSA", "ok", "ES256", "ok"]
 
 
 def test_a_guts_and_a_paiute_deal_play_through_the_containers(stack: Stack) -> None:
@@ -66,11 +108,15 @@ def test_the_evaluator_answers_the_standard_grpc_health_service(stack: Stack) ->
 
 
 def test_tables_survive_a_redis_restart(stack: Stack) -> None:
-    with Client(stack.url, timeout=30) as client:
+    with (
+        Client(stack.url, timeout=30) as client,
+        player(stack.url, "ann") as ann,
+        player(stack.url, "bo") as bo,
+    ):
         # seated, no game started: no deadline can move the table on meanwhile
-        table = client.create_table(GutsOptions(), name="kept across a restart")
-        for name in ("ann", "bo"):
-            client.take_seat(table.id, name, 100)
+        table = ann.create_table(GutsOptions(), name="kept across a restart")
+        for name, seated in (("ann", ann), ("bo", bo)):
+            seated.take_seat(table.id, name, 100)
         before = client.table(table.id)
         podman("restart", "--time", "10", stack.container("redis"), timeout=120)
         wait_until(stack.ready, 120, "/readyz after Redis restarted")
@@ -81,6 +127,8 @@ def test_tables_survive_a_redis_restart(stack: Stack) -> None:
             n: s.name for n, s in before.seats.items()
         }
         assert table.id in {summary.id for summary in client.lobby()}
+        # the players and their keys were kept too
+        assert ann.me().name == "ann"
 
 
 # ---------------------------------------------------------------- the edge
@@ -104,10 +152,14 @@ def test_the_edge_refuses_a_body_over_the_limit_with_the_gateway_problem(stack: 
 
 
 def test_the_edge_passes_event_streams_unbuffered(stack: Stack) -> None:
-    with Client(stack.url, timeout=30) as client:
-        table = client.create_table(GutsOptions(), name="streamed")
-        ann = client.take_seat(table.id, "ann", 100)
-        client.take_seat(table.id, "bo", 100)
+    with (
+        Client(stack.url, timeout=30) as client,
+        player(stack.url, "ann") as host,
+        player(stack.url, "bo") as guest,
+    ):
+        table = host.create_table(GutsOptions(), name="streamed")
+        ann = host.take_seat(table.id, "ann", 100)
+        guest.take_seat(table.id, "bo", 100)
         seen: list[str] = []
 
         def watch() -> None:
@@ -125,6 +177,34 @@ def test_the_edge_passes_event_streams_unbuffered(stack: Stack) -> None:
         ann.start()
         watcher.join(70)
         assert "game_started" in seen, seen
+
+
+def test_the_edge_keeps_stream_tickets_out_of_its_access_log(stack: Stack) -> None:
+    with player(stack.url, "ann") as ann:
+        table = ann.create_table(GutsOptions(), name="ticketed")
+        ann.take_seat(table.id, "ann", 100)
+        ticket = ann.stream_ticket(table.id).ticket
+    stream = f"{stack.url}/v1/tables/{table.id}/events/stream"
+    with httpx.stream("GET", stream, params={"ticket": ticket}, timeout=30) as reply:
+        assert reply.status_code == 200
+        # the ticket opened the stream: its events come
+        for line in reply.iter_lines():
+            if line == "event: table_created":
+                break
+    logged = f"/v1/tables/{table.id}/events/stream"
+
+    def requests() -> list[str]:
+        """The paths of the requests in the edge's access log (its standard output)."""
+        return re.findall(r'"[A-Z]+ (\S*) HTTP/[\d.]+"', podman("logs", stack.container("edge")))
+
+    wait_until(lambda: logged in requests(), 30, "the stream's line in the access log")
+    everything = subprocess.run(
+        ["podman", "logs", stack.container("edge")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30, check=True,
+    ).stdout  # fmt: skip
+    assert ticket not in everything
+    # no query string is logged, the stream's nor any other (the demo's long polls)
+    assert [path for path in requests() if "?" in path] == []
 
 
 def _post_404s(stack: Stack) -> float:

@@ -28,7 +28,7 @@ from tests.support.gateway import make_app as support_make_app
 from tests.support.play import seated
 from tests.support.problems import PROBLEM, assert_problem
 from tests.support.processes import Gunicorn, RedisProcess
-from tests.support.tables_api import Player
+from tests.support.tables_api import Account, Player
 
 MAX_BODY = 256 * 1024
 
@@ -228,7 +228,8 @@ def test_the_buckets_expire_and_carry_a_hash_tag(
     gateway.call("GET", f"/v1/tables/{table_id}", ann)
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     keys = cast(list[str], client.keys("ratelimit:*"))
-    assert {key.split("{")[1].split(":")[0] for key in keys} == {"addr", "token"}
+    # the seat grants came with players' keys, the read with a seat token
+    assert {key.split("{")[1].split(":")[0] for key in keys} == {"addr", "player", "seat"}
     for key in keys:
         assert key.count("{") == 1
         assert key.endswith("}")
@@ -255,8 +256,9 @@ def test_the_limits_work_on_a_redis_cluster(redis_cluster: str, evaluator_addres
         assert_rate_limited(gateway.call("GET", f"/v1/tables/{table_id}"))
         client = redis.cluster.RedisCluster.from_url(redis_cluster, decode_responses=True)
         keys = list(client.scan_iter("ratelimit:*"))
-        assert len(keys) == 3  # one address, two tokens
-        assert len({client.keyslot(key) for key in keys}) == 3  # type: ignore[no-untyped-call]
+        # the test's address and the players' sign-up address, two seat tokens, three players
+        assert len(keys) == 7
+        assert len({client.keyslot(key) for key in keys}) == 7  # type: ignore[no-untyped-call]
         client.close()
     finally:
         close_app(app)
@@ -288,12 +290,13 @@ def test_oversized_bodies_are_413_everywhere_and_change_nothing(
     unlimited: Gateway, redis_url: str
 ) -> None:
     table_id, ann, _ = seated(unlimited)
+    host = unlimited.sign_up()
     before = snapshot(redis_url)
     padding = " " * MAX_BODY
     oversized = ('{"game": "guts"' + padding + "}").encode()
-    routes = [
-        ("POST", "/v1/tables", None),
-        ("POST", f"/v1/tables/{table_id}/seats", None),
+    routes: list[tuple[str, str, Player | Account | None]] = [
+        ("POST", "/v1/tables", host),
+        ("POST", f"/v1/tables/{table_id}/seats", host),
         ("POST", f"/v1/tables/{table_id}/actions", ann),
         ("POST", "/v1/evaluate", None),
         ("DELETE", f"/v1/tables/{table_id}/seats/{ann.seat}", ann),
@@ -440,8 +443,9 @@ def test_malformed_table_creation_is_refused(
     code: str | None,
     field: str | None,
 ) -> None:
+    host = unlimited.sign_up()
     before = snapshot(redis_url)
-    response = unlimited.call("POST", "/v1/tables", **request_args)
+    response = unlimited.call("POST", "/v1/tables", host, **request_args)
     body = response.get_json(force=True)
     assert response.status_code == status, body
     assert response.mimetype == PROBLEM
@@ -456,13 +460,14 @@ def test_malformed_table_creation_is_refused(
 
 def test_malformed_seats_and_moves_are_refused(unlimited: Gateway, redis_url: str) -> None:
     table_id, ann, _ = seated(unlimited, rebuy=True)
+    cy = unlimited.sign_up("cy")
     seats = f"/v1/tables/{table_id}/seats"
     actions = f"/v1/tables/{table_id}/actions"
-    cases: list[tuple[str, str, Player | None, dict[str, Any], int, str, str | None]] = [
+    cases: list[tuple[str, str, Player | Account | None, dict[str, Any], int, str, str | None]] = [
         (
             "POST",
             seats,
-            None,
+            cy,
             {"json": {"name": "cy", "buy_in": -50}},
             422,
             "invalid_field",
@@ -471,7 +476,7 @@ def test_malformed_seats_and_moves_are_refused(unlimited: Gateway, redis_url: st
         (
             "POST",
             seats,
-            None,
+            cy,
             {"json": {"name": "cy", "buy_in": 50.5}},
             422,
             "invalid_type",
@@ -480,7 +485,7 @@ def test_malformed_seats_and_moves_are_refused(unlimited: Gateway, redis_url: st
         (
             "POST",
             seats,
-            None,
+            cy,
             {"json": {"name": "cy", "buy_in": True}},
             422,
             "invalid_type",
@@ -489,7 +494,7 @@ def test_malformed_seats_and_moves_are_refused(unlimited: Gateway, redis_url: st
         (
             "POST",
             seats,
-            None,
+            cy,
             {"json": {"name": "cy", "buy_in": 10**100}},
             422,
             "invalid_field",
@@ -498,7 +503,7 @@ def test_malformed_seats_and_moves_are_refused(unlimited: Gateway, redis_url: st
         (
             "POST",
             seats,
-            None,
+            cy,
             _raw(b'{"name": "cy", "buy_in": 1e400}'),
             422,
             "invalid_type",
@@ -507,15 +512,15 @@ def test_malformed_seats_and_moves_are_refused(unlimited: Gateway, redis_url: st
         (
             "POST",
             seats,
-            None,
+            cy,
             {"json": {"name": "cy", "buy_in": 50, "chips": 9}},
             422,
             "unknown_field",
             "chips",
         ),
-        ("POST", seats, None, {"json": {"name": "", "buy_in": 50}}, 422, "invalid_field", "name"),
-        ("POST", seats, None, {"json": {"name": "cy"}}, 422, "missing_field", "buy_in"),
-        ("POST", seats, None, {"json": {"name": "cy", "buy_in": 1}}, 422, "invalid_buy_in", None),
+        ("POST", seats, cy, {"json": {"name": "", "buy_in": 50}}, 422, "invalid_field", "name"),
+        ("POST", seats, cy, {"json": {"name": "cy"}}, 422, "missing_field", "buy_in"),
+        ("POST", seats, cy, {"json": {"name": "cy", "buy_in": 1}}, 422, "invalid_buy_in", None),
         (
             "POST",
             actions,
@@ -680,10 +685,11 @@ def test_malformed_seats_and_moves_are_refused(unlimited: Gateway, redis_url: st
             "Last-Event-ID",
         ),
         (
-            "GET",
-            f"/v1/tables/{table_id}",
+            # a write refuses a credential that does not hold (a read would ignore it)
+            "POST",
+            actions,
             None,
-            {"headers": {"Authorization": "Basic eDp5"}},
+            {"headers": {"Authorization": "Basic eDp5"}, "json": {"action": "start"}},
             401,
             "invalid_token",
             None,
@@ -712,7 +718,8 @@ def test_a_token_acts_only_for_its_own_seat_at_its_own_table(
     assert_problem(unlimited.act(other_id, ann, action="start"), 401, "invalid_token")
     response = unlimited.call("DELETE", f"/v1/tables/{other_id}/seats/{cy.seat}", ann)
     assert_problem(response, 401, "invalid_token")
-    assert_problem(unlimited.call("GET", f"/v1/tables/{other_id}", ann), 401, "invalid_token")
+    # a read ignores a token that does not hold: the public view
+    assert unlimited.call("GET", f"/v1/tables/{other_id}", ann).get_json()["you"] is None
     # A token with one character changed is no token at all.
     forged = Player("ann", ann.seat, ann.token[:-1] + ("A" if ann.token[-1] != "A" else "B"))
     assert_problem(unlimited.act(table_id, forged, action="start"), 401, "invalid_token")
@@ -724,7 +731,7 @@ def test_a_token_stops_working_when_its_seat_is_left(unlimited: Gateway) -> None
     left = unlimited.call("DELETE", f"/v1/tables/{table_id}/seats/{ann.seat}", ann)
     assert left.status_code == 200, left.get_json()
     assert_problem(unlimited.act(table_id, ann, action="start"), 401, "invalid_token")
-    assert_problem(unlimited.call("GET", f"/v1/tables/{table_id}", ann), 401, "invalid_token")
+    assert unlimited.call("GET", f"/v1/tables/{table_id}", ann).get_json()["you"] is None
     again = unlimited.call("DELETE", f"/v1/tables/{table_id}/seats/{ann.seat}", ann)
     assert again.status_code in (401, 404), again.get_json()
     # A newcomer in the same seat number gets a new token; the old one stays dead.

@@ -2,7 +2,8 @@
 
 The figures are not checked (tests assert behaviour, not timings); that the benchmark
 starts the service, plays its requests and deals without an unexpected answer, counts
-the Redis commands and prints its report is.
+the Redis commands and prints its report is. Its tables are seated by players where the
+gateway has them, and anonymously on a revision older than players (`--against REV`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.gateway_bench import GUTS_OPTIONS
+from bench.gateway_http import Connection, act, guts_table, sign_up
+from tests.support.processes import GunicornGateway
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,3 +95,49 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
         assert row["deals"]["errors"] == {}
         assert row["deals"]["deals_per_second"]["median"] > 0
     assert "scaling (medians)" in report, report
+
+
+# the last revision before the players API: POST /v1/players answers 404 there
+BEFORE_PLAYERS = "3420b94"
+
+
+@pytest.fixture(scope="module")
+def tree_before_players(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The gateway's code of BEFORE_PLAYERS, unpacked with `git archive` (no git state)."""
+    tree = tmp_path_factory.mktemp("before-players")
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", BEFORE_PLAYERS, "gateway"],
+        cwd=ROOT, capture_output=True, check=True,
+    )  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree
+
+
+@pytest.mark.parametrize("tree", ["this tree", "before players"])
+def test_the_benchmark_seats_players_where_the_gateway_has_them(
+    redis_url: str, evaluator_address: str, tmp_path: Path, tree: str, request: Any
+) -> None:
+    source = ROOT if tree == "this tree" else request.getfixturevalue("tree_before_players")
+    gateway = GunicornGateway(
+        redis_url, evaluator_address, tmp_path / "gunicorn.log", source=source,
+        defaults={}, CLOCK="false", LOG_LEVEL="warning", PLAYERS_PER_ADDRESS="0",
+    )  # fmt: skip
+    gateway.start()
+    conn = Connection(gateway.url)
+    try:
+        keys = [sign_up(conn, name) for name in ("ann", "bo")]
+        if tree == "this tree":
+            assert all(key is not None and key.startswith("crk_") for key in keys)
+            # a player is needed: the anonymous table is refused
+            status, body = conn.call("POST", "/v1/tables", {"game": "guts"})
+            assert (status, body["code"]) == (401, "missing_token")
+        else:
+            assert keys == [None, None]
+        table = guts_table(conn, 3, 100, **GUTS_OPTIONS)
+        assert [seat.number for seat in table.seats] == [1, 2, 3]
+        status, body = act(conn, table.table_id, table.seats[0], action="start")
+        assert status == 200, body
+        assert body["table"]["phase"] == "declaring"
+    finally:
+        conn.close()
+        gateway.stop()

@@ -1,8 +1,10 @@
 """The Python SDK (`cardroom_client`) against a real gateway over real HTTP.
 
 The gateway is served by werkzeug's threaded server on a free loopback port, with the
-session's Redis and evaluator (or ones a test stops and starts). Network failures are
-made by a small TCP relay between the SDK and the gateway that can lose an answer.
+session's Redis and evaluator (or ones a test stops and starts). Each player is created
+through the SDK and plays through a client of their own key; the `client` fixture is
+anonymous. Network failures are made by a small TCP relay between the SDK and the
+gateway that can lose an answer.
 test_client_install.py tries the SDK's wheel alone, in fresh virtualenvs of Python 3.9 to 3.13.
 """
 
@@ -29,10 +31,12 @@ from cardroom_client import (
     ConnectionFailed,
     Event,
     FairnessError,
+    Forbidden,
     GutsOptions,
     NotFound,
     PaiuteOptions,
     PreconditionFailed,
+    RateLimited,
     RetryPolicy,
     RuleConflict,
     RuleViolation,
@@ -49,7 +53,7 @@ from deploy.demo import choose_discard
 from evaluator.server import EvaluatorServer, create_server
 from gateway.app import create_app
 from tests.support.gateway import gateway_settings
-from tests.support.processes import RedisProcess, free_port
+from tests.support.processes import DURABLE, RedisProcess, free_port
 
 STREAM_SECONDS = 1.0
 
@@ -77,9 +81,19 @@ def serve(redis_url: str, evaluator_address: str, **overrides: Any) -> Iterator[
 
 @pytest.fixture
 def client(redis_url: str, evaluator_address: str) -> Iterator[Client]:
-    """An SDK client of a fresh gateway on the session's Redis and evaluator."""
+    """An anonymous SDK client of a fresh gateway on the session's Redis and evaluator."""
     with serve(redis_url, evaluator_address) as url, Client(url, timeout=20) as sdk:
         yield sdk
+
+
+def sign_up(client: Client, name: str) -> Client:
+    """A new player's client (sharing `client`'s connections), sending the player's key."""
+    return client.with_credential(client.create_player(name).key)
+
+
+def sit(client: Client, table_id: str, name: str, buy_in: int = 100) -> Seat:
+    """A new player named `name` takes a seat (under the player's own name)."""
+    return sign_up(client, name).take_seat(table_id, None, buy_in)
 
 
 def wait_for(predicate: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
@@ -111,18 +125,20 @@ def test_a_whole_guts_deal_through_the_sdk(client: Client) -> None:
     ready = client.readiness()
     assert (ready.ready, ready.redis, ready.evaluator) == (True, "ok", "ok")
     options = GutsOptions(cards=3, ante=2, turn_seconds=120, deal_pause_seconds=60)
-    table = client.create_table(options, name="sdk guts")
+    table = sign_up(client, "host").create_table(options, name="sdk guts")
     assert (table.game, table.name, table.phase, table.options["ante"]) == (
         "guts",
         "sdk guts",
         "waiting",
         2,
     )
-    seats = [client.take_seat(table.id, name, 100) for name in ("ann", "bo", "cy")]
+    seats = [sit(client, table.id, name) for name in ("ann", "bo", "cy")]
     assert [seat.number for seat in seats] == [1, 2, 3]
+    assert [seat.name for seat in seats] == ["ann", "bo", "cy"]
     assert seats[0].joined is not None
     assert seats[0].joined.you is not None
     assert "token" not in repr(seats[0])
+    assert seats[0].token is not None
     assert seats[0].token not in repr(seats[0])
     before = client.table(table.id)
     assert client.table_if_changed(table.id, before) is None
@@ -184,13 +200,18 @@ def test_a_whole_guts_deal_through_the_sdk(client: Client) -> None:
         gone = seat.leave()
         assert gone.left
         assert gone.cashed_out is not None
-    with pytest.raises(Unauthorized):
-        seats[0].table()
+    # a left seat's token no longer acts; a read with it is a spectator's
+    with pytest.raises(Unauthorized) as left:
+        seats[0].rebuy(10)
+    assert left.value.code == "invalid_token"
+    assert seats[0].table().you is None
 
 
 def test_the_lobby_iterates_every_page(client: Client) -> None:
-    made = [client.create_table(name=f"lobby {n}").id for n in range(5)]
-    made.append(client.create_table(PaiuteOptions(ante=3), name="lobby paiute").id)
+    # two hosts: a player has at most 5 open tables
+    ann, bo = sign_up(client, "ann"), sign_up(client, "bo")
+    made = [(ann if n < 3 else bo).create_table(name=f"lobby {n}").id for n in range(5)]
+    made.append(bo.create_table(PaiuteOptions(ante=3), name="lobby paiute").id)
     listed = [summary.id for summary in client.lobby(page_size=2)]
     assert listed == list(reversed(made))
     first = client.lobby_page(limit=4)
@@ -228,10 +249,10 @@ def play_paiute_turn(seat: Seat, wild_rank: int) -> str:
 
 
 def test_a_whole_paiute_deal_through_the_sdk(client: Client) -> None:
-    table = client.create_table(
+    table = sign_up(client, "host").create_table(
         PaiuteOptions(ante=1, turn_seconds=120, deal_pause_seconds=60, max_reshuffles=1)
     )
-    seats = {s.number: s for s in (client.take_seat(table.id, n, 50) for n in ("ann", "bo"))}
+    seats = {s.number: s for s in (sit(client, table.id, n, 50) for n in ("ann", "bo"))}
     seats[1].start()
     view = client.table(table.id)
     assert view.deal is not None
@@ -258,12 +279,29 @@ def test_a_whole_paiute_deal_through_the_sdk(client: Client) -> None:
         assert any("wild card" in check for check in report.checks)
 
 
+def test_six_paiute_cards_are_valued_as_asked(client: Client) -> None:
+    # six cards with sevens wild: by the rule all six make four nines and two twos; valued
+    # as the best of five or six, five nines with the 2c left over
+    six = "9h 9d 9s 9c 7h 2c"
+    (rule,) = client.evaluate("paiute", [six], wild_rank=7)
+    (best,) = client.evaluate("paiute", [six], wild_rank=7, paiute_valuation="best_of_any")
+    (named,) = client.evaluate(
+        "paiute", [six], wild_rank=7, paiute_valuation="six_card_combinations"
+    )
+    assert named == rule
+    assert (rule.category, rule.leftover) == ("FOUR_TWO", None)
+    assert (best.category, best.leftover) == ("FIVE_OF_A_KIND", "2c")
+    assert best.strength > rule.strength
+
+
 # ---------------------------------------------------------------- server-sent events
 
 
 def test_the_event_stream_reconnects_and_resumes_after_the_last_event(client: Client) -> None:
-    table = client.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))
-    ann = client.take_seat(table.id, "ann", 100)
+    table = sign_up(client, "host").create_table(
+        GutsOptions(turn_seconds=120, deal_pause_seconds=60)
+    )
+    ann = sit(client, table.id, "ann")
     received: list[Event] = []
     private: list[Event] = []
     watching = client.stream(table.id, reconnect_delay=0.05)
@@ -283,7 +321,7 @@ def test_the_event_stream_reconnects_and_resumes_after_the_last_event(client: Cl
     wait_for(lambda: len(received) >= 2, "the first events")
     # the gateway ends each stream after STREAM_SECONDS; the SDK must come back
     wait_for(lambda: watching.reconnects >= 1 and mine.reconnects >= 1, "a reconnect")
-    bo = client.take_seat(table.id, "bo", 100)
+    bo = sit(client, table.id, "bo")
     ann.start()
     ann.declare("in")
     wait_for(lambda: any(e.type == "declared" for e in received), "the declaration")
@@ -312,12 +350,155 @@ def test_the_event_stream_reconnects_and_resumes_after_the_last_event(client: Cl
     assert replayed == client.events(table.id).events
 
 
+def test_a_ticketed_stream_receives_the_seat_s_private_events(client: Client) -> None:
+    host = sign_up(client, "host")
+    table = host.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))
+    ann_player = sign_up(client, "ann")
+    ann = ann_player.take_seat(table.id, None, 100)
+    bo = sit(client, table.id, "bo")
+    ticket = ann_player.stream_ticket(table.id)
+    assert ticket.stream == f"/v1/tables/{table.id}/events/stream"
+    assert ticket.ticket not in repr(ticket)
+    # a program with no credential of its own, given tickets one connection at a time
+    # (as a browser's EventSource is); and the seat's own client, with a seat ticket
+    handed: list[str] = [ticket.ticket]
+
+    def hand_out() -> str:
+        return handed.pop() if handed else ann_player.stream_ticket(table.id).ticket
+
+    anonymous = client.stream(table.id, ticket=hand_out, reconnect_delay=0.05)
+    seat_stream = ann.client.stream(
+        table.id, seat=ann, ticket=ann.stream_ticket(), reconnect_delay=0.05
+    )
+    received: dict[str, list[Event]] = {"anonymous": [], "seat": []}
+
+    def watch(stream: Any, into: list[Event]) -> None:
+        with contextlib.suppress(CardroomError), stream:
+            for item in stream:
+                into.append(item)
+
+    threads = [
+        threading.Thread(target=watch, args=(anonymous, received["anonymous"]), daemon=True),
+        threading.Thread(target=watch, args=(seat_stream, received["seat"]), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    # each stream outlives a connection (STREAM_SECONDS), with a new ticket each time
+    wait_for(lambda: anonymous.reconnects >= 1 and seat_stream.reconnects >= 1, "reconnects")
+    ann.start()
+    ann.declare("in")
+    bo.declare("out")
+    wait_for(
+        lambda: all(any(e.type == "deal_ended" for e in got) for got in received.values()),
+        "the end of the deal on both streams",
+    )
+    anonymous.close()
+    seat_stream.close()
+    for thread in threads:
+        thread.join(10)
+    mine = {e.id for e in ann.events().events}
+    for events in received.values():
+        dealt = [e for e in events if e.type == "cards_dealt"]
+        assert [e.data["seat"] for e in dealt] == [ann.number]
+        assert any(e.type == "your_declaration" for e in events)
+        ids = [e.id for e in events]
+        assert ids == sorted(set(ids))
+        assert set(ids) <= mine
+    # a ticket opens one connection: used again it is refused, and nothing is streamed
+    with pytest.raises(Unauthorized) as spent:
+        next(client.stream(table.id, ticket=ticket))
+    assert spent.value.code == "invalid_ticket"
+    with pytest.raises(error_for("invalid_ticket")):
+        next(client.stream(table.id, ticket="crt_" + "x" * 43))
+
+
+# ---------------------------------------------------------------- players
+
+
+def test_a_second_client_with_the_same_key_carries_on_playing(client: Client) -> None:
+    created = client.create_player("ann")
+    assert created.name == "ann"
+    assert created.key.startswith("crk_")
+    assert created.key not in repr(created)
+    first = Client(client.base_url, credential=created.key)
+    me = first.me()
+    assert (me.id, me.name, me.key_id) == (created.id, "ann", created.key_id)
+    assert [key.id for key in me.keys] == [created.key_id]
+    table = first.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))
+    ann = first.take_seat(table.id, None, 100)
+    assert ann.name == "ann"
+    bo = sit(client, table.id, "bo")
+    ann.start()
+    dealt = cards_of(ann)
+    first.close()  # the first program is gone, with the seat's token
+    with Client(client.base_url, credential=created.key) as again:
+        (held,) = again.my_seats()
+        assert (held.table_id, held.seat, held.name, held.game) == (
+            table.id,
+            ann.number,
+            "ann",
+            "guts",
+        )
+        assert held.phase == "declaring"
+        assert held.table.you is not None
+        assert held.table.you.cards == dealt
+        assert held.last_event == client.events(table.id).next
+        seat = again.seat(held.table_id, held.seat)
+        assert seat.token is None
+        assert cards_of(seat) == dealt
+        declared = seat.declare("in")
+        assert declared.table.you is not None
+        assert declared.table.you.declaration == "in"
+        # the player's key sees the seat's private events, as its token did
+        private = [e for e in seat.events().events if e.private]
+        assert {e.type for e in private} >= {"cards_dealt", "your_declaration"}
+        bo.declare("out")  # bo's seat token works as before
+        ended, _ = deal_end(client, table.id, 0, 1)
+        assert ended.data["outcome"] == "uncontested"
+        # the player's history of the deal opens the cards they were dealt
+        assert verify_fairness(seat.hand(1), dealt={seat.number: dealt})
+        gone = seat.leave()
+        assert gone.left
+        assert again.my_seats() == []
+
+
+def test_revoking_a_key_makes_the_client_s_next_write_fail(client: Client) -> None:
+    ann = sign_up(client, "ann")
+    table = ann.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))
+    seat = ann.take_seat(table.id, None, 100)
+    sit(client, table.id, "bo")
+    added = ann.add_key()
+    assert added.key != ann.credential
+    me = ann.me()
+    assert me.key_id is not None
+    assert {key.id for key in me.keys} == {me.key_id, added.key_id}
+    ann.revoke_key(me.key_id)  # the key in use
+    with pytest.raises(Unauthorized) as revoked:
+        ann.create_table()
+    assert revoked.value.code == "invalid_token"
+    with pytest.raises(Unauthorized) as acting:
+        ann.seat(table.id, seat.number).start()
+    assert acting.value.code == "invalid_token"
+    # a read with it is a spectator's
+    assert ann.table(table.id).you is None
+    # the other key goes on, and the old one is no longer among the player's keys
+    ann.credential = added.key
+    assert [key.id for key in ann.me().keys] == [added.key_id]
+    started = ann.seat(table.id, seat.number).start()
+    assert started.table.you is not None
+    with pytest.raises(NotFound) as again:
+        ann.revoke_key(me.key_id)
+    assert again.value.code == "key_not_found"
+
+
 # ---------------------------------------------------------------- fairness
 
 
 def test_moves_answered_without_the_table(client: Client) -> None:
-    table = client.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))
-    ann, bo = (client.take_seat(table.id, name, 100) for name in ("ann", "bo"))
+    table = sign_up(client, "host").create_table(
+        GutsOptions(turn_seconds=120, deal_pause_seconds=60)
+    )
+    ann, bo = (sit(client, table.id, name) for name in ("ann", "bo"))
     started = ann.act_minimal({"action": "start"})
     assert not started.replayed
     view = ann.table()
@@ -349,8 +530,10 @@ def test_moves_answered_without_the_table(client: Client) -> None:
 
 
 def test_a_tampered_history_fails_the_fairness_check(client: Client) -> None:
-    table = client.create_table(GutsOptions(deal_pause_seconds=60, turn_seconds=120))
-    ann, bo = client.take_seat(table.id, "ann", 100), client.take_seat(table.id, "bo", 100)
+    table = sign_up(client, "host").create_table(
+        GutsOptions(deal_pause_seconds=60, turn_seconds=120)
+    )
+    ann, bo = sit(client, table.id, "ann"), sit(client, table.id, "bo")
     ann.start()
     deal = client.table(table.id).deal
     assert deal is not None
@@ -464,25 +647,27 @@ def test_errors_are_exceptions_with_their_problem_codes(client: Client) -> None:
     assert (missing.value.status, missing.value.code) == (404, "table_not_found")
     assert isinstance(missing.value, error_for("table_not_found"))
     assert "table_not_found" in str(missing.value)
+    host = sign_up(client, "host")
     with pytest.raises(error_for("invalid_option")) as bad:
-        client.create_table(GutsOptions(min_players=5, max_players=3))
+        host.create_table(GutsOptions(min_players=5, max_players=3))
     assert isinstance(bad.value, Unprocessable)
     assert bad.value.status == 422
     with pytest.raises(Unprocessable) as field:
-        client.create_table(GutsOptions(ante=0))
+        host.create_table(GutsOptions(ante=0))
     assert field.value.field == "ante"
     assert field.value.title
-    table = client.create_table()
-    ann = client.take_seat(table.id, "ann", 100)
+    table = host.create_table()
+    ann = sit(client, table.id, "ann")
     with pytest.raises(RuleConflict) as lonely:
         ann.start()
     assert lonely.value.code == "not_enough_players"
     assert isinstance(lonely.value, RuleViolation)
     assert isinstance(lonely.value, Conflict)
+    bo = sign_up(client, "bo")
     with pytest.raises(error_for("name_taken")):
-        client.take_seat(table.id, "ANN", 100)
+        bo.take_seat(table.id, "ANN", 100)
     with pytest.raises(Unprocessable) as buy_in:
-        client.take_seat(table.id, "bo", 5)
+        bo.take_seat(table.id, None, 5)
     assert buy_in.value.code == "invalid_buy_in"
     impostor = client.seat(table.id, ann.number, "00" * 32)
     with pytest.raises(Unauthorized) as token:
@@ -492,12 +677,67 @@ def test_errors_are_exceptions_with_their_problem_codes(client: Client) -> None:
         ann.draw("stock")
     assert move.value.code == "unsupported_action"
     assert move.value.field == "action"
-    client.take_seat(table.id, "bo", 100, idempotency_key="same-key")
+    bo.take_seat(table.id, None, 100, idempotency_key="same-key")
     with pytest.raises(Conflict) as reused:
-        client.take_seat(table.id, "cy", 100, idempotency_key="same-key")
+        bo.take_seat(table.id, "bob", 100, idempotency_key="same-key")
     assert reused.value.code == "idempotency_key_reused"
     with pytest.raises(error_for("hand_not_found")):
         client.hand(table.id, 1)
+
+
+def test_the_credentials_refusals_are_exceptions_with_their_codes(client: Client) -> None:
+    # tables and seats need a player; a seat token acts for its seat only
+    with pytest.raises(Unauthorized) as anonymous:
+        client.create_table()
+    assert anonymous.value.code == "missing_token"
+    assert anonymous.value.title == "Missing credential"
+    with pytest.raises(Unauthorized) as unknown:
+        client.with_credential("crk_" + "A" * 43).create_table()
+    assert (unknown.value.code, unknown.value.title) == ("invalid_token", "Invalid credential")
+    host = sign_up(client, "host")
+    table = host.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))
+    ann = host.take_seat(table.id, "ann", 100)
+    with pytest.raises(Forbidden) as narrow:
+        client.with_credential(ann.token).create_table()
+    assert narrow.value.code == "player_required"
+    with pytest.raises(error_for("player_required")):
+        client.with_credential(ann.token).take_seat(table.id, "again", 100)
+    # one seat per player at a table
+    with pytest.raises(Conflict) as twice:
+        host.take_seat(table.id, "ann again", 100)
+    assert twice.value.code == "already_seated"
+    # a player acts only for their own seat
+    bo = sit(client, table.id, "bo")
+    stranger = sign_up(client, "stranger")
+    with pytest.raises(Forbidden) as not_seated:
+        stranger.seat(table.id, ann.number).start()
+    assert not_seated.value.code == "not_seated"
+    with pytest.raises(Forbidden) as wrong:
+        host.seat(table.id, bo.number).leave()
+    assert wrong.value.code == "wrong_seat"
+    # keys: at most 10, and only one's own can be revoked
+    with pytest.raises(NotFound) as no_key:
+        host.revoke_key("k_000000000000")
+    assert no_key.value.code == "key_not_found"
+    for _ in range(len(host.me().keys), 10):
+        host.add_key()
+    with pytest.raises(Conflict) as many:
+        host.add_key()
+    assert many.value.code == "too_many_keys"
+    # a quota is not waited for: refused at once, with its name and limit
+    log = KeyLog()
+    host.transport.http.event_hooks["request"].append(log)
+    for _ in range(4):
+        host.create_table()
+    with pytest.raises(RateLimited) as quota:
+        host.create_table()
+    assert quota.value.code == "quota_exceeded"
+    assert (quota.value.problem["quota"], quota.value.problem["limit"]) == ("open_tables", 5)
+    assert len(log.keys("POST", "/v1/tables")) == 5
+    # a stream ticket needs a credential
+    with pytest.raises(Unauthorized) as ticketless:
+        client.stream_ticket(table.id)
+    assert ticketless.value.code == "missing_token"
 
 
 # ---------------------------------------------------------------- retries
@@ -545,8 +785,10 @@ def test_a_showdown_waits_for_the_evaluator_and_the_move_is_sent_once(redis_url:
             serve(redis_url, f"127.0.0.1:{evaluator.port}", evaluator_timeout=0.5) as url,
             Client(url, event_hooks={"request": [log]}) as sdk,
         ):
-            table = sdk.create_table(GutsOptions(deal_pause_seconds=60, turn_seconds=120))
-            ann, bo = sdk.take_seat(table.id, "ann", 100), sdk.take_seat(table.id, "bo", 100)
+            table = sign_up(sdk, "host").create_table(
+                GutsOptions(deal_pause_seconds=60, turn_seconds=120)
+            )
+            ann, bo = sit(sdk, table.id, "ann"), sit(sdk, table.id, "bo")
             ann.start()
             ann.declare("in")
             evaluator.stop()
@@ -566,7 +808,8 @@ def test_a_showdown_waits_for_the_evaluator_and_the_move_is_sent_once(redis_url:
 def test_a_store_outage_is_retried_until_redis_is_back(
     tmp_path: Any, evaluator_address: str
 ) -> None:
-    redis = RedisProcess(str(tmp_path))
+    # durable: the player created before the outage is still there after it
+    redis = RedisProcess(str(tmp_path), flags=DURABLE)
     redis.start()
     log = KeyLog()
     codes: list[str] = []
@@ -582,6 +825,7 @@ def test_a_store_outage_is_retried_until_redis_is_back(
             Client(url, retry=RetryPolicy(deadline=60, on_retry=restart)) as sdk,
         ):
             sdk.transport.http.event_hooks["request"].append(log)
+            sdk.credential = sdk.create_player("host").key
             redis.stop()
             down = sdk.readiness()
             assert (down.ready, down.redis) == (False, "unavailable")
@@ -671,10 +915,13 @@ def test_a_lost_answer_is_retried_and_replayed_not_repeated(
                 retry=RetryPolicy(backoff=0.05),
                 event_hooks={"request": [log]},
             ) as sdk:
-                table = sdk.create_table(GutsOptions(deal_pause_seconds=60, turn_seconds=120))
-                ann = sdk.take_seat(table.id, "ann", 100)
+                table = sign_up(sdk, "host").create_table(
+                    GutsOptions(deal_pause_seconds=60, turn_seconds=120)
+                )
+                ann = sit(sdk, table.id, "ann")
+                bo_player = sign_up(sdk, "bo")
                 relay.lose_next_answer.set()
-                bo = sdk.take_seat(table.id, "bo", 100)  # the first answer never arrives
+                bo = bo_player.take_seat(table.id, None, 100)  # the first answer never arrives
                 assert relay.lost == 1
                 assert bo.table().you is not None  # the replayed grant holds the same token
                 ann.start()

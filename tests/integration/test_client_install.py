@@ -4,8 +4,9 @@ The wheel is built (as `pip wheel` builds it) from a copy of `clients/python`, s
 folder builds on its own. For each interpreter the package supports and the machine has
 (CPython 3.9 to 3.13, on PATH or pyenv's, and Debian's PyPy 3.9), a new virtualenv gets
 the wheel and httpx, its one dependency, and nothing else. There nothing of the server
-can be imported, and `clients/python/examples/first_deal.py` plays a whole Guts deal
-against gunicorn on the session's Redis and evaluator. Each virtualenv's size and
+can be imported, and `clients/python/examples/first_deal.py` plays a whole Guts deal,
+two new players each through a client of their own key, against gunicorn on the
+session's Redis and evaluator. Each virtualenv's size and
 packages are written to var/reports/client_install_<interpreter>.json.
 """
 

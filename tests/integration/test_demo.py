@@ -19,11 +19,12 @@ from tests.support.deployment import image_healthcheck, run_with
 from tests.support.gateway import gateway_settings
 from tests.support.processes import free_port
 
+OPERATOR_KEY = "operator-key-of-the-demo-test-0123456789"
 
-@pytest.fixture
-def gateway_url(redis_url: str, evaluator_address: str) -> Iterator[str]:
+
+def served(redis_url: str, evaluator_address: str, **overrides: Any) -> Iterator[str]:
     """A gateway with its clock, served by werkzeug on a free loopback port."""
-    app = create_app(gateway_settings(redis_url, evaluator_address))
+    app = create_app(gateway_settings(redis_url, evaluator_address, **overrides))
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="demo-gateway", daemon=True)
     thread.start()
@@ -34,6 +35,20 @@ def gateway_url(redis_url: str, evaluator_address: str) -> Iterator[str]:
     if clock is not None:
         clock.stop()
     app.extensions["cardroom.service"].evaluator.close()
+
+
+@pytest.fixture
+def gateway_url(redis_url: str, evaluator_address: str) -> Iterator[str]:
+    """A gateway where anyone may create a player (open mode)."""
+    yield from served(redis_url, evaluator_address)
+
+
+@pytest.fixture
+def operator_gateway_url(redis_url: str, evaluator_address: str) -> Iterator[str]:
+    """A gateway where players are created with an operator key only."""
+    yield from served(
+        redis_url, evaluator_address, players_mode="operator", operator_keys=(OPERATOR_KEY,)
+    )
 
 
 def test_the_demo_plays_complete_deals(gateway_url: str) -> None:
@@ -59,6 +74,21 @@ def test_the_demo_plays_complete_deals(gateway_url: str) -> None:
         assert "the 15 cards dealt are at the deck's places in dealing order" in paiute
         assert re.search(r"Paiute deal 1 complete: \w+, fairness verified\.", paiute)
     assert transcript.splitlines()[-1].startswith("summary: guts: deal 1 ")
+
+
+def test_the_demo_signs_up_with_an_operator_key_where_it_must(operator_gateway_url: str) -> None:
+    lines: list[str] = []
+    status = demo.main(["--url", operator_gateway_url], say=lines.append)
+    assert status == 1
+    assert "401 missing_token" in lines[-1], lines[-1]
+    assert "--operator-key" in lines[-1], lines[-1]
+    lines.clear()
+    arguments = ["--url", operator_gateway_url, "--timeout", "30", "--operator-key", OPERATOR_KEY]
+    status = demo.main(arguments, say=lines.append)
+    transcript = "\n".join(lines)
+    assert status == 0, transcript
+    assert "players: ann, bo, cy signed up (POST /v1/players), each with a key" in transcript
+    assert re.search(r"Guts deal 1 complete: \w+, fairness verified\.", transcript)
 
 
 def test_the_demo_says_when_no_gateway_answers() -> None:
@@ -110,7 +140,8 @@ def test_paiute_is_skipped_when_the_gateway_has_no_paiute_tables() -> None:
 
     lines: list[str] = []
     with NoPaiute("http://unused") as client:
-        report = demo.play_paiute(client, lines.append, 1.0)
+        players = dict.fromkeys(demo.PLAYERS, client)
+        report = demo.play_paiute(client, players, lines.append, 1.0)
     assert report.skipped is not None
     assert lines[-1].startswith("Paiute: skipped: this gateway does not host Paiute")
 

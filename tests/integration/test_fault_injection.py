@@ -456,6 +456,7 @@ def test_redis_stopped_and_started_again_on_the_same_port(
         alice, bob = client.sit(table_id, "alice"), client.sit(table_id, "bob")
         assert client.act(table_id, alice, action="start").status_code == 200
         workers = sorted(gateway.workers())
+        host = client.sign_up()
         server.stop()
         # every worker answers alike: ask more often than there are workers
         for _ in range(4):
@@ -468,7 +469,7 @@ def test_redis_stopped_and_started_again_on_the_same_port(
                     {"action": "declare", "choice": "in"},
                 ),
                 ("GET", f"/v1/tables/{table_id}/events?after=0", alice, None),
-                ("POST", "/v1/tables", None, {"game": "guts"}),
+                ("POST", "/v1/tables", host, {"game": "guts"}),
             ):
                 reply = client.call(method, path, viewer, body)
                 assert reply.status_code == 503, (path, reply.text())

@@ -39,14 +39,14 @@ def test_two_workers_play_a_deal_and_stop_cleanly(
     gateway.start()
     base = gateway.url
     try:
-        status, table = call(base, "POST", "/v1/tables", {"game": "guts", "deal_pause_seconds": 60})
+        keys = [call(base, "POST", "/v1/players", {"name": f"w{i}"})[1]["key"] for i in range(6)]
+        body = {"game": "guts", "deal_pause_seconds": 60}
+        status, table = call(base, "POST", "/v1/tables", body, keys[0])
         assert status == 201
         table_id = table["id"]
         tokens = [
-            call(base, "POST", f"/v1/tables/{table_id}/seats", {"name": f"w{i}", "buy_in": 50})[1][
-                "token"
-            ]
-            for i in range(6)
+            call(base, "POST", f"/v1/tables/{table_id}/seats", {"buy_in": 50}, key)[1]["token"]
+            for key in keys
         ]
         assert (
             call(base, "POST", f"/v1/tables/{table_id}/actions", {"action": "start"}, tokens[0])[0]

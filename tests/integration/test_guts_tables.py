@@ -143,13 +143,16 @@ def test_seat_token_shown_once_and_own_cards_only(gateway: Gateway) -> None:
     spectator = gateway.table(table_id)
     assert spectator["you"] is None
     assert "token" not in str(spectator)
-    assert_problem(
-        gateway.call(
-            "GET", f"/v1/tables/{table_id}", headers={"Authorization": "Bearer not-a-token"}
-        ),
-        401,
-        "invalid_token",
+    # a credential that does not hold is ignored by a read of what is public, and said so
+    forged = gateway.call(
+        "GET", f"/v1/tables/{table_id}", headers={"Authorization": "Bearer not-a-token"}
     )
+    assert forged.status_code == 200
+    assert forged.get_json()["you"] is None
+    assert 'error="invalid_token"' in forged.headers["WWW-Authenticate"]
+    # the player's own key sees the seat as its token does
+    assert alice.account is not None
+    assert gateway.table(table_id, alice.account)["you"] == mine["you"]
 
 
 def test_a_seat_taken_during_a_game_waits_for_the_next_game(gateway: Gateway) -> None:
@@ -278,20 +281,34 @@ def test_a_retry_is_answered_after_the_request_took_the_seat_away(gateway: Gatew
 
 def test_idempotent_seat_replays_the_same_token(gateway: Gateway) -> None:
     table_id = gateway.create()
+    carol, mallory = gateway.sign_up("carol"), gateway.sign_up("mallory")
     headers = {"Idempotency-Key": "sit-carol"}
     body = {"name": "carol", "buy_in": 40}
-    first = gateway.call("POST", f"/v1/tables/{table_id}/seats", json=body, headers=headers)
-    again = gateway.call("POST", f"/v1/tables/{table_id}/seats", json=body, headers=headers)
+    path = f"/v1/tables/{table_id}/seats"
+    first = gateway.call("POST", path, carol, json=body, headers=headers)
+    again = gateway.call("POST", path, carol, json=body, headers=headers)
     assert first.status_code == again.status_code == 201
+    assert again.headers["Idempotent-Replayed"] == "true"
     assert first.get_json()["token"] == again.get_json()["token"]
     assert len(gateway.table(table_id)["seats"]) == 1
+    # the key is carol's: the same key and body from another player is another request
+    # (here refused: the name is carol's seat's), never carol's token
+    other = gateway.call("POST", path, mallory, json=body, headers=headers)
+    assert "Idempotent-Replayed" not in other.headers
+    assert first.get_json()["token"] not in other.get_data(as_text=True)
+    assert_problem(other, 409, "name_taken")
     created = gateway.call(
-        "POST", "/v1/tables", json={"game": "guts"}, headers={"Idempotency-Key": "make-table"}
+        "POST", "/v1/tables", carol, json={"game": "guts"}, headers={"Idempotency-Key": "t"}
     )
     replay = gateway.call(
-        "POST", "/v1/tables", json={"game": "guts"}, headers={"Idempotency-Key": "make-table"}
+        "POST", "/v1/tables", carol, json={"game": "guts"}, headers={"Idempotency-Key": "t"}
     )
     assert created.get_json()["id"] == replay.get_json()["id"]
+    elsewhere = gateway.call(
+        "POST", "/v1/tables", mallory, json={"game": "guts"}, headers={"Idempotency-Key": "t"}
+    )
+    assert elsewhere.status_code == 201
+    assert elsewhere.get_json()["id"] != created.get_json()["id"]
 
 
 # ---------------------------------------------------------------- rule errors
@@ -515,7 +532,12 @@ def test_leaving_cashes_out_after_the_deal_and_the_token_stops(gateway: Gateway)
     assert str(carol.seat) not in table["seats"]
     cashed = [e for e in gateway.events(table_id)["events"] if e["type"] == "cashed_out"]
     assert cashed[0]["data"]["seat"] == carol.seat
-    assert_problem(gateway.call("GET", f"/v1/tables/{table_id}", carol), 401, "invalid_token")
+    # the seat's token stops: refused for a write, ignored (public view) for a read
+    assert_problem(gateway.act(table_id, carol, action="start"), 401, "invalid_token")
+    read = gateway.call("GET", f"/v1/tables/{table_id}", carol)
+    assert read.status_code == 200
+    assert read.get_json()["you"] is None
+    assert 'error="invalid_token"' in read.headers["WWW-Authenticate"]
 
 
 def test_server_sent_events_resume_from_last_event_id(gateway: Gateway) -> None:

@@ -14,16 +14,26 @@ every header (no header may name a card at all), and every deal's secret salt (n
 sent: a hand history's proof opens only the cards its reader saw). The logs and
 metrics of both services may name no card that a deal kept face down, no salt and no
 deck. A planted leak of each kind proves the scanners catch it.
+
+The participants are players: some with a player key (one of them rotates it), some
+with a token of the operator's identity provider. Each also reads the table, its
+hand histories, `/v1/players/me` and `/v1/players/me/seats` with that credential, and
+follows the event stream with a single-use ticket. No player key, key digest, seat
+token, ticket or identity token may appear in any body, header, event, log line or
+metric, except in the one answer that hands it to its holder (and that answer's
+idempotent replays); and no player is told another's account or seats.
 """
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import random
 import re
 import secrets
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,6 +42,7 @@ from typing import Any
 import pytest
 
 from gateway.adapters.store import TableStore, connect
+from tests.support.identity import IdentityProvider, new_subject
 from tests.support.processes import (
     EvaluatorProcess,
     GunicornGateway,
@@ -41,7 +52,10 @@ from tests.support.processes import (
     Seat,
     poll,
 )
+from tests.support.tables_api import Account
 from tests.support.transcript import Transcript, card_mentions, card_strings
+
+CREDENTIAL_CACHE_SECONDS = 0.5
 
 
 @dataclass
@@ -51,6 +65,7 @@ class Service:
     gateway: GunicornGateway
     evaluator: EvaluatorProcess
     store: TableStore
+    provider: IdentityProvider
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +81,8 @@ def service(
     directory = tmp_path_factory.mktemp("leaks")
     metrics = directory / "metrics"
     metrics.mkdir()
+    provider = IdentityProvider()
+    jwks = provider.write_jwks(directory / "jwks.json")
     evaluator = EvaluatorProcess(directory / "evaluator.log")
     gateway = GunicornGateway(
         redis_process.url,
@@ -80,11 +97,17 @@ def service(
         CLOCK_INTERVAL="0.05",
         # as deployed: /metrics adds up both workers' counters from files here
         PROMETHEUS_MULTIPROC_DIR=str(metrics),
+        JWT_ISSUER=provider.issuer,
+        JWT_AUDIENCE=provider.audience,
+        JWT_JWKS=str(jwks),
+        # a revoked key stops working on the other worker within this time
+        CREDENTIAL_CACHE_SECONDS=str(CREDENTIAL_CACHE_SECONDS),
     )
     try:
         evaluator.start("debug")
         gateway.start()
-        yield Service(gateway, evaluator, TableStore(connect(redis_process.url, cluster=False)))
+        store = TableStore(connect(redis_process.url, cluster=False))
+        yield Service(gateway, evaluator, store, provider)
     finally:
         gateway.stop()
         evaluator.stop()
@@ -117,6 +140,8 @@ class Heard:
     headers: dict[str, str]
     text: str
     sent: set[str]
+    # the secrets this reply hands to its receiver (a new key, seat token or ticket)
+    issued: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -128,6 +153,16 @@ class Wiretap:
     heard: list[Heard] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     events: int = 0
+    # every credential handed out or used, and the digests the gateway keeps of them
+    secrets: dict[str, str] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)
+
+    def issue(self, what: str, value: str, digest: bool = True) -> None:
+        """Remember a credential (and its SHA-256) that may be shown only to its holder."""
+        with self.lock:
+            self.secrets[value] = what
+            if digest:
+                self.digests[hashlib.sha256(value.encode()).hexdigest()] = f"digest of {what}"
 
     def transcript(self, client: HttpGateway, table_id: str) -> EventTranscript:
         """The transcript of a table (created on first use)."""
@@ -143,14 +178,18 @@ class Wiretap:
         reply: Reply,
         sent: set[str],
         transcript: Transcript | None,
-    ) -> None:
+        issued: set[str] | None = None,
+    ) -> Heard:
         """Record a reply: its body joins the table's transcript, all of it is scanned."""
         with self.lock:
-            self.heard.append(Heard(table_id, viewer, path, reply.headers, reply.text(), sent))
+            heard = Heard(table_id, viewer, path, reply.headers, reply.text(), sent)
+            heard.issued |= issued or set()
+            self.heard.append(heard)
             if transcript is not None and reply.is_json:
                 body = reply.get_json()
                 # a seat may be told back the cards it sent (a refused discard names its card)
                 transcript.add(viewer, strip_cards(body, sent) if sent else body)
+            return heard
 
     def event_block(
         self, table_id: str, viewer: Seat | None, block: str, transcript: Transcript
@@ -217,47 +256,111 @@ class Table:
     """One table played over HTTP by its seats and a spectator, all of them recorded."""
 
     def __init__(self, service: Service, tap: Wiretap, body: dict[str, Any], seats: int) -> None:
-        """Create the table and seat `seats` players (one of them twice via a replay)."""
+        """Create the table and seat `seats` players (one of them twice via a replay).
+
+        Every other player signs in with the identity provider's token, the rest with
+        a player key; the first player rotates their key once seated.
+        """
         self.client = service.gateway.http
         self.tap = tap
+        self.last_heard = Heard(None, None, "", {}, "", set())
+        self.provider = service.provider
         self.rng = random.Random(json.dumps(body, sort_keys=True))
-        created = self.client.call("POST", "/v1/tables", None, body)
+        self.key_ids: dict[str, str] = {}
+        self.host = self.sign_up("host")
+        created = self.client.call("POST", "/v1/tables", self.host, body)
         tap.reply(None, None, "/v1/tables", created, set(), None)  # its headers are scanned too
         assert created.status_code == 201, created.text()
         self.table_id = str(created.get_json()["id"])
         self.transcript = tap.transcript(self.client, self.table_id)
         self.seats: list[Seat] = []
         for number in range(seats):
+            name = f"p{number}"
+            account = self.jwt_player(name) if number % 2 else self.sign_up(name)
             key = {"Idempotency-Key": f"seat-{self.table_id}-{number}"}
             path = f"/v1/tables/{self.table_id}/seats"
-            request = {"name": f"p{number}", "buy_in": 60}
-            reply = self.send(None, "POST", path, request, key)
+            request = {"name": name, "buy_in": 60}
+            reply = self.send(account, "POST", path, request, key)
             assert reply.status_code == 201, reply.text()
-            again = self.send(None, "POST", path, request, key)  # the seat grant replayed
+            token = str(reply.get_json()["token"])
+            tap.issue(f"seat token of {name}", token)
+            self.last_heard.issued.add(token)
+            again = self.send(account, "POST", path, request, key)  # the seat grant replayed
             assert again.headers.get("idempotent-replayed") == "true"
+            self.last_heard.issued.add(token)
             body = reply.get_json()
-            self.seats.append(Seat(f"p{number}", body["seat"], body["token"]))
+            assert again.get_json()["token"] == token
+            self.seats.append(Seat(name, body["seat"], token, account))
+        self.revoked = self.rotate(self.seats[0])
         self.viewers: list[Seat | None] = [*self.seats, None]
         self.cursors: dict[str | None, int] = {}
         self.stop = threading.Event()
         self.streams: list[threading.Thread] = []
         self.remembered: list[tuple[Seat, dict[str, Any], str]] = []
 
+    # ------------------------------------------------------------ players
+
+    def sign_up(self, name: str) -> Account:
+        """A new player with a key (open mode); the answer hands the key to them alone."""
+        reply = self.client.call("POST", "/v1/players", None, {"name": name})
+        assert reply.status_code == 201, reply.text()
+        created = reply.get_json()
+        self.tap.issue(f"player key of {name}", created["key"])
+        self.tap.reply(None, None, "/v1/players", reply, set(), None, {created["key"]})
+        self.key_ids[created["key"]] = created["key_id"]
+        return Account(created["id"], created["name"], created["key"])
+
+    def jwt_player(self, name: str) -> Account:
+        """A player of the identity provider, signing in with its token (as `key`)."""
+        subject = new_subject()
+        token = self.provider.token(subject, name=name, lifetime=3600)
+        self.tap.issue(f"identity token of {name}", token)
+        return Account(self.provider.player_id(subject), name, token)
+
+    def rotate(self, seat: Seat) -> str:
+        """Rotate a key player's key: add a new one, revoke the old; the old key."""
+        account = seat.account
+        assert account is not None
+        old = account.key
+        added = self.send(account, "POST", "/v1/players/me/keys")
+        assert added.status_code == 201, added.text()
+        new = str(added.get_json()["key"])
+        self.tap.issue(f"new player key of {seat.name}", new)
+        self.last_heard.issued.add(new)
+        account.key = new
+        revoked = self.send(account, "DELETE", f"/v1/players/me/keys/{self.key_ids[old]}")
+        assert revoked.status_code == 204, revoked.text()
+        self.revoked_at = time.monotonic()
+        return old
+
+    def seen_as(self, holder: Seat | Account | None) -> Seat | None:
+        """The seat whose view a credential's holder gets at this table (None: a spectator)."""
+        if holder is None or isinstance(holder, Seat):
+            return holder
+        return next((s for s in getattr(self, "seats", []) if s.account is holder), None)
+
     def send(
         self,
-        viewer: Seat | None,
+        viewer: Seat | Account | None,
         method: str,
         path: str,
         body: Any = None,
         headers: dict[str, str] | None = None,
     ) -> Reply:
-        """One request whose reply is recorded for `viewer`."""
+        """One request with `viewer`'s credential whose reply is recorded for its seat."""
         reply = self.client.call(method, path, viewer, body, headers)
         sent = set(card_strings(body)) if body is not None else set()
-        self.tap.reply(self.table_id, viewer, path, reply, sent, self.transcript)
+        self.last_heard = self.tap.reply(
+            self.table_id if hasattr(self, "table_id") else None,
+            self.seen_as(viewer),
+            path,
+            reply,
+            sent,
+            getattr(self, "transcript", None),
+        )
         return reply
 
-    def view(self, viewer: Seat | None = None) -> dict[str, Any]:
+    def view(self, viewer: Seat | Account | None = None) -> dict[str, Any]:
         """The table as `viewer` sees it."""
         reply = self.send(viewer, "GET", f"/v1/tables/{self.table_id}")
         assert reply.status_code == 200, reply.text()
@@ -272,18 +375,25 @@ class Table:
 
         return poll(ready, 60, f"the table in {phases}")
 
-    def act(self, seat: Seat, **action: Any) -> Reply:
-        """A move by `seat`."""
+    def act(self, seat: Seat | Account, **action: Any) -> Reply:
+        """A move by `seat` (its token, or a player's credential)."""
         return self.send(seat, "POST", f"/v1/tables/{self.table_id}/actions", action)
 
-    def act_with(self, seat: Seat, headers: dict[str, str], action: dict[str, Any]) -> Reply:
+    def act_with(
+        self, seat: Seat | Account, headers: dict[str, str], action: dict[str, Any]
+    ) -> Reply:
         """A move by `seat` with extra request headers."""
         return self.send(seat, "POST", f"/v1/tables/{self.table_id}/actions", action, headers)
 
     def everyone_looks(self, wait: float = 0) -> None:
-        """Each participant reads the table and long-polls its new events."""
+        """Each participant reads the table (with its seat token and its player's
+        credential) and long-polls its new events."""
         for viewer in self.viewers:
             self.view(viewer)
+            if viewer is not None:
+                assert viewer.account is not None
+                mine = self.view(viewer.account)
+                assert mine["you"]["seat"] == viewer.seat
             key = viewer.name if viewer else None
             page = self.send(
                 viewer,
@@ -293,24 +403,63 @@ class Table:
             assert page.status_code == 200, page.text()
             self.cursors[key] = page.get_json()["next"]
 
+    def accounts_look(self) -> None:
+        """Each player reads their account and their seats: their own, nobody else's."""
+        host = self.send(self.host, "GET", "/v1/players/me/seats")
+        assert host.get_json() == {"seats": []}, host.text()  # the host sits nowhere
+        for seat in self.seats:
+            account = seat.account
+            assert account is not None
+            me = self.send(account, "GET", "/v1/players/me")
+            assert me.status_code == 200, me.text()
+            assert me.get_json()["id"] == account.id
+            assert me.get_json()["name"] == seat.name
+            mine = self.send(account, "GET", "/v1/players/me/seats")
+            assert mine.status_code == 200, mine.text()
+            (held,) = mine.get_json()["seats"]
+            assert (held["table_id"], held["seat"], held["name"]) == (
+                self.table_id,
+                seat.seat,
+                seat.name,
+            )
+            assert held["table"]["you"]["seat"] == seat.seat
+
     # ------------------------------------------------------------ streams
 
     def follow_streams(self) -> None:
-        """Each participant follows the event stream, reconnecting with Last-Event-ID."""
-        for viewer in self.viewers:
-            thread = threading.Thread(target=self._follow, args=(viewer,), daemon=True)
+        """Each participant follows the event stream, reconnecting with Last-Event-ID;
+        each player also follows it with stream tickets (one per connection)."""
+        followers: list[tuple[Seat | None, bool]] = [(viewer, False) for viewer in self.viewers]
+        followers += [(seat, True) for seat in self.seats]
+        for viewer, ticketed in followers:
+            thread = threading.Thread(target=self._follow, args=(viewer, ticketed), daemon=True)
             thread.start()
             self.streams.append(thread)
 
-    def _follow(self, viewer: Seat | None) -> None:
+    def _ticket(self, viewer: Seat) -> str:
+        """A stream ticket of `viewer`'s player, recorded as handed to them alone."""
+        assert viewer.account is not None
+        path = f"/v1/tables/{self.table_id}/stream-tickets"
+        reply = self.client.call("POST", path, viewer.account)
+        assert reply.status_code == 201, reply.text()
+        ticket = str(reply.get_json()["ticket"])
+        self.tap.issue(f"stream ticket of {viewer.name}", ticket)
+        self.tap.reply(self.table_id, viewer, path, reply, set(), None, {ticket})
+        return ticket
+
+    def _follow(self, viewer: Seat | None, ticketed: bool = False) -> None:
         last: str | None = None
         while not self.stop.is_set():
             link = http.client.HTTPConnection("127.0.0.1", self.client.base_port, timeout=30)
-            headers = dict(viewer.auth) if viewer else {}
+            headers = dict(viewer.auth) if viewer and not ticketed else {}
+            path = f"/v1/tables/{self.table_id}/events/stream"
+            if ticketed:
+                assert viewer is not None
+                path += f"?ticket={self._ticket(viewer)}"
             if last is not None:
                 headers["Last-Event-ID"] = last
             try:
-                link.request("GET", f"/v1/tables/{self.table_id}/events/stream", headers=headers)
+                link.request("GET", path, headers=headers)
                 response = link.getresponse()
                 assert response.status == 200
                 self.tap.reply(
@@ -349,13 +498,24 @@ class Table:
     def probe_errors(self, seat: Seat, other: Seat, action: dict[str, Any]) -> None:
         """Refused and replayed requests as `seat`; each must leak nothing either."""
         table_path = f"/v1/tables/{self.table_id}"
-        stranger = Seat("stranger", seat.seat, secrets.token_hex(32))
-        assert self.send(stranger, "GET", table_path).status_code == 401
+        # a token nobody holds, for no seat: reads answer the public view, writes refuse
+        stranger = Seat("stranger", 0, secrets.token_hex(32))
+        assert self.send(stranger, "GET", table_path).headers["www-authenticate"]
         assert self.act(stranger, **action).status_code == 401
-        assert self.send(stranger, "GET", f"{table_path}/events?after=0").status_code == 401
+        assert self.send(stranger, "GET", f"{table_path}/events?after=0").status_code == 200
         malformed = self.client.call("GET", table_path, None, None, {"Authorization": "Basic x"})
         self.tap.reply(self.table_id, None, table_path, malformed, set(), self.transcript)
-        assert malformed.status_code == 401
+        assert malformed.status_code == 200
+        assert "invalid_token" in malformed.headers["www-authenticate"]
+        # credentials that do not hold, and a player without a seat here
+        revoked = Account("revoked", "p0", self.revoked)
+        # the worker that did not revoke it trusts its lookup for the cache time at most
+        time.sleep(max(0.0, self.revoked_at + CREDENTIAL_CACHE_SECONDS - time.monotonic()))
+        assert self.act(revoked, **action).status_code == 401
+        expired = self.provider.token(new_subject(), lifetime=-600)
+        self.tap.issue("expired identity token", expired)
+        assert self.act(Account("expired", "x", expired), **action).status_code == 401
+        assert self.act(self.host, **action).status_code == 403
         current = self.send(seat, "GET", table_path)
         etag = current.headers["etag"]
         assert self.send(seat, "GET", table_path, None, {"If-None-Match": etag}).status_code in (
@@ -375,7 +535,7 @@ class Table:
         )
 
     def idempotent(self, seat: Seat, action: dict[str, Any]) -> Reply:
-        """A move with an Idempotency-Key, replayed by its seat and tried by another."""
+        """A move with an Idempotency-Key, replayed by its seat and sent by another."""
         key = {"Idempotency-Key": secrets.token_hex(8)}
         first = self.act_with(seat, key, action)
         replayed = self.act_with(seat, key, action)
@@ -384,7 +544,9 @@ class Table:
             assert replayed.headers.get("idempotent-replayed") == "true"
             self.remembered.append((seat, action, key["Idempotency-Key"]))
         other = next(s for s in self.seats if s is not seat)
-        assert self.act_with(other, key, action).status_code == 409  # another seat's key
+        # the key is the seat's: another seat's request with it is its own, never a replay
+        theirs = self.act_with(other, key, action)
+        assert theirs.headers.get("idempotent-replayed") is None
         return first
 
     def replay_old_moves(self) -> None:
@@ -394,10 +556,15 @@ class Table:
             assert replayed.headers.get("idempotent-replayed") == "true"
 
     def histories(self, number: int) -> None:
-        """Every participant reads a finished deal's history."""
+        """Every participant reads a finished deal's history (a player with both of
+        their credentials), and every player their account and seats."""
         for viewer in self.viewers:
             reply = self.send(viewer, "GET", f"/v1/tables/{self.table_id}/hands/{number}")
             assert reply.status_code == 200, reply.text()
+            if viewer is not None and viewer.account is not None:
+                path = f"/v1/tables/{self.table_id}/hands/{number}"
+                assert self.send(viewer.account, "GET", path).status_code == 200
+        self.accounts_look()
 
 
 def play_guts(table: Table, deals: int) -> int:
@@ -568,6 +735,25 @@ def log_leaks(text: str, found: Secrets, source: str) -> list[str]:
     return problems
 
 
+def secret_leaks(tap: Wiretap, sources: dict[str, str]) -> list[str]:
+    """Credentials outside the answer that hands each to its holder; digests anywhere."""
+    problems = []
+    for heard in tap.heard:
+        who = heard.viewer.name if heard.viewer else "a spectator"
+        texts = [heard.text, *(f"{name}: {value}" for name, value in heard.headers.items())]
+        for value, what in tap.secrets.items():
+            if value not in heard.issued and any(value in text for text in texts):
+                problems.append(f"{who}: {what} in {heard.path}")
+        for value, what in tap.digests.items():
+            if any(value in text for text in texts):
+                problems.append(f"{who}: {what} in {heard.path}")
+    for source, text in sources.items():
+        for value, what in [*tap.secrets.items(), *tap.digests.items()]:
+            if value in text:
+                problems.append(f"{source}: holds the {what}")
+    return problems
+
+
 def test_no_card_leaks_to_anyone_nor_into_logs_and_metrics(service: Service) -> None:
     tap = Wiretap(service.store)
     tables: list[Table] = []
@@ -613,6 +799,18 @@ def test_no_card_leaks_to_anyone_nor_into_logs_and_metrics(service: Service) -> 
     for source, text in [*logs.items(), *(("metrics", page) for page in metrics)]:
         problems += log_leaks(text, found, source)
     assert problems == []
+    kinds = {what.split(" of ")[0] for what in tap.secrets.values()}
+    assert kinds >= {
+        "player key",
+        "new player key",
+        "identity token",
+        "seat token",
+        "stream ticket",
+        "expired identity token",
+    }
+    assert "ticket=" not in logs["gateway log"]
+    sources = {**logs, **{f"metrics page {n}": page for n, page in enumerate(metrics)}}
+    assert secret_leaks(tap, sources) == []
     # ------------------------------------------------------------ the scanners work
     hidden = sorted(found.hidden)
     table = tables[0]
@@ -643,6 +841,22 @@ def test_no_card_leaks_to_anyone_nor_into_logs_and_metrics(service: Service) -> 
         )
     )
     assert len(text_leaks(leaky, found)) == 2
+    key, ticket = (
+        next(v for v, w in tap.secrets.items() if w.startswith(kind))
+        for kind in (
+            "player key",
+            "stream ticket",
+        )
+    )
+    leaky.secrets, leaky.digests = tap.secrets, tap.digests
+    leaky.heard = [
+        Heard(table.table_id, seat, "/v1/players/me", {}, json.dumps({"key": key}), set()),
+        Heard(table.table_id, seat, "/v1/tables", {"x-ticket": ticket}, "{}", set()),
+        Heard(table.table_id, seat, "/v1/players", {}, json.dumps({"key": key}), set(), {key}),
+    ]
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    planted_logs = {"planted log": f"GET /v1/tables?ticket={ticket}\nkey {digest[:64]}"}
+    assert len(secret_leaks(leaky, planted_logs)) == 4
     # a card of deal 1 that no event of deal 1 ever showed to anyone (Guts deals 12 of 52)
     history = service.store.hand(table.table_id, 1)
     assert history is not None

@@ -157,12 +157,17 @@ def test_an_idempotent_move_reads_its_record_in_the_same_round_trip(
 
 
 def test_seating_and_reading_round_trips(counted: tuple[Gateway, Wire]) -> None:
-    """A seat: one read and one commit; a table or events read: one trip plus the read."""
+    """A seat: the player's key looked up once, the seat listed among the player's, one
+    read and one commit; a table or events read: one trip plus the read."""
     gateway, wire = counted
     table_id = gateway.create()
+    account = gateway.sign_up("solo")
     wire.take()
-    player = gateway.sit(table_id, "solo")
-    assert wire.take() == [["HMGET"], ["EVALSHA"]]
+    player = gateway.sit(table_id, "solo", account=account)
+    assert wire.take() == [["GET"], ["SADD"], ["HMGET"], ["EVALSHA"]]
+    # the key is held in the process now: the next seat does not look it up
+    gateway.sit(gateway.create(), "solo", account=account)
+    assert wire.take()[-3:] == [["SADD"], ["HMGET"], ["EVALSHA"]]
 
     gateway.table(table_id, player)
     assert wire.take() == [["HMGET", "HGET"]]
@@ -223,10 +228,14 @@ def test_a_read_learns_every_seat_token_of_the_table(
     assert response.status_code == 200, response.get_json()
     assert wire.take() == [["EVALSHA"]]
     # a token nobody holds is never taken on trust: read, then refused
-    stranger = Player("stranger", 9, "not-a-token")
+    stranger = Player("stranger", 9, "ab" * 32)
     response = gateway.act(table_id, stranger, action="declare", choice="in")
     assert response.status_code == 401
     assert wire.take() == [["HMGET", "HGETALL"]]
+    # what has no credential's form is refused before any read
+    response = gateway.act(table_id, Player("stranger", 9, "not-a-token"), action="start")
+    assert response.status_code == 401
+    assert wire.take() == []
 
 
 def test_a_refused_move_writes_nothing(counted: tuple[Gateway, Wire]) -> None:

@@ -40,7 +40,7 @@ CASES = int(os.environ.get("SCHEMA_FUZZ_CASES", "1000"))
 WORKERS = 3
 GUNICORN_REQUEST_LINE = 4094  # gunicorn's limit_request_line (bytes), its default
 REPORT = Path(__file__).resolve().parents[2] / "var" / "reports" / "schema_fuzz.json"
-OPERATIONS = 15  # at least: every operation the served document lists is fuzzed
+OPERATIONS = 21  # at least: every operation the served document lists is fuzzed
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 PROBLEM = "application/problem+json"
 CHECKS = [
@@ -75,10 +75,11 @@ REAL_SHARE_DEFAULT = 55
 
 @dataclass
 class Seat:
-    """A seat granted by the gateway."""
+    """A seat granted by the gateway, and the key of the player who holds it."""
 
     number: int
     token: str
+    key: str = ""
 
 
 @dataclass
@@ -100,6 +101,13 @@ class Pool:
     session: requests.Session
     tables: list[Table] = field(default_factory=list)
     left_tokens: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+
+    def sign_up(self, name: str = "fuzz") -> str:
+        """A new player's key (also lent to cases that need a player)."""
+        key = str(self.post("/v1/players", {"name": name})["key"])
+        self.keys.append(key)
+        return key
 
     def post(self, path: str, body: dict[str, Any], token: str | None = None) -> Any:
         """POST JSON; the decoded answer (the fixture's own requests must succeed)."""
@@ -113,13 +121,13 @@ class Pool:
         created = self.post(
             "/v1/tables",
             {"game": "guts", "turn_seconds": 3600, "deal_pause_seconds": 60, "max_players": 6},
+            self.sign_up(),
         )
         table = Table(created["id"], "guts", [])
         for index in range(players):
-            granted = self.post(
-                f"/v1/tables/{table.id}/seats", {"name": f"g{index}", "buy_in": 100}
-            )
-            table.seats.append(Seat(granted["seat"], granted["token"]))
+            key = self.sign_up(f"g{index}")
+            granted = self.post(f"/v1/tables/{table.id}/seats", {"buy_in": 100}, key)
+            table.seats.append(Seat(granted["seat"], granted["token"], key))
         if play:
             self.post(f"/v1/tables/{table.id}/actions", {"action": "start"}, table.seats[0].token)
             for seat in table.seats:
@@ -133,13 +141,12 @@ class Pool:
 
     def paiute(self) -> Table:
         """A Paiute table with a deal under way."""
-        created = self.post("/v1/tables", {"game": "paiute", "turn_seconds": 3600})
+        created = self.post("/v1/tables", {"game": "paiute", "turn_seconds": 3600}, self.sign_up())
         table = Table(created["id"], "paiute", [])
         for index in range(3):
-            granted = self.post(
-                f"/v1/tables/{table.id}/seats", {"name": f"p{index}", "buy_in": 100}
-            )
-            table.seats.append(Seat(granted["seat"], granted["token"]))
+            key = self.sign_up(f"p{index}")
+            granted = self.post(f"/v1/tables/{table.id}/seats", {"buy_in": 100}, key)
+            table.seats.append(Seat(granted["seat"], granted["token"], key))
         self.post(f"/v1/tables/{table.id}/actions", {"action": "start"}, table.seats[0].token)
         return table
 
@@ -202,11 +209,33 @@ def not_negated(case: Any, location: str) -> bool:
     return True
 
 
+# operations a player makes with their key; the others (moves, leaving) a seat makes
+# with its token or its player's key
+PLAYER_OPERATIONS = {"createTable", "takeSeat"}
+
+
+def lend_a_key(case: Any, pool: Pool, rolls: random.Random) -> None:
+    """Most cases that name no table go with a player's key (the rest anonymous)."""
+    if rolls.randrange(100) < 70 and not_negated(case, "header"):
+        if not pool.keys:
+            pool.refill()
+        headers = case.headers if case.headers is not None else {}
+        # a fresh player now and then: one seat per player per table
+        key = pool.sign_up() if rolls.randrange(4) == 0 else rolls.choice(pool.keys)
+        headers["Authorization"] = f"Bearer {key}"
+        case.headers = headers
+
+
 def point_at_real_tables(case: Any, pool: Pool, rolls: random.Random, share: int) -> bool:
     """Point the case at a real table, seat and token (when its data allows); whether it was."""
     roll, choice, seat_roll, token_roll = (rolls.randrange(100) for _ in range(4))
     params = case.path_parameters or {}
     if "table_id" not in params or roll >= share or not not_negated(case, "path"):
+        if (
+            "table_id" not in params
+            or case.operation.definition.raw.get("operationId") in PLAYER_OPERATIONS
+        ):
+            lend_a_key(case, pool, rolls)
         return False
     table, other_table = pool.pick(choice)
     params["table_id"] = table.id
@@ -219,8 +248,13 @@ def point_at_real_tables(case: Any, pool: Pool, rolls: random.Random, share: int
         params["hand_number"] = 1 + seat_roll % table.finished_hands
     if not_negated(case, "header"):
         headers = case.headers if case.headers is not None else {}
-        if token_roll < 60:
+        if case.operation.definition.raw.get("operationId") in PLAYER_OPERATIONS:
+            if token_roll < 70:
+                headers["Authorization"] = f"Bearer {pool.sign_up()}"
+        elif token_roll < 40:
             headers["Authorization"] = f"Bearer {seat.token}"
+        elif token_roll < 60:
+            headers["Authorization"] = f"Bearer {seat.key or seat.token}"
         elif token_roll < 70 and left is not None:
             headers["Authorization"] = f"Bearer {left}"
         elif token_roll < 80:
@@ -234,8 +268,11 @@ def after_call(case: Any, response: Any, pool: Pool) -> None:
     operation = case.operation.definition.raw.get("operationId")
     if operation == "leaveSeat" and response.status_code == 200:
         token = str((case.headers or {}).get("Authorization", "")).removeprefix("Bearer ")
+        table_id = (case.path_parameters or {}).get("table_id")
         for table in pool.tables:
-            kept = [seat for seat in table.seats if seat.token != token]
+            if table.id != table_id:
+                continue
+            kept = [seat for seat in table.seats if token not in (seat.token, seat.key)]
             if len(kept) != len(table.seats):
                 pool.left_tokens.append(token)
                 table.seats = kept
@@ -244,7 +281,8 @@ def after_call(case: Any, response: Any, pool: Pool) -> None:
         for table in pool.tables:
             if table.id == table_id:
                 body = json.loads(response.content)
-                table.seats.append(Seat(body["seat"], body["token"]))
+                key = str((case.headers or {}).get("Authorization", "")).removeprefix("Bearer ")
+                table.seats.append(Seat(body["seat"], body["token"], key))
 
 
 def tame(case: Any) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar, TypeVar
 
-from tests.support.tables_api import Player, TableCalls
+from tests.support.tables_api import Account, Player, TableCalls
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -402,7 +402,7 @@ class HttpGateway(TableCalls):
 
     base_port: int
     timeout: float = 60.0
-    record: Callable[[Seat | None, str, str, Reply], None] | None = None
+    record: Callable[[Seat | Account | None, str, str, Reply], None] | None = None
     sent: int = 0
     bytes_received: int = field(default=0)
 
@@ -410,7 +410,7 @@ class HttpGateway(TableCalls):
         self,
         method: str,
         path: str,
-        viewer: Seat | None = None,
+        viewer: Seat | Account | None = None,
         json_body: Any = None,
         headers: dict[str, str] | None = None,
         connection: http.client.HTTPConnection | None = None,
@@ -444,7 +444,7 @@ class HttpGateway(TableCalls):
             self.record(viewer, method, path, reply)
         return reply
 
-    def json_call(self, method: str, path: str, player: Seat | None, body: Any) -> Reply:
+    def json_call(self, method: str, path: str, player: Seat | Account | None, body: Any) -> Reply:
         """One request through `call`, with `body` as JSON unless it is None."""
         return self.call(method, path, player, json_body=body)
 
@@ -471,6 +471,8 @@ class GunicornGateway:
         # a loaded machine can eat the 2 s default; tests of that deadline set their own
         "EVALUATOR_TIMEOUT": "30",
         "LOG_LEVEL": "info",
+        # the tests create players by the hundred from one address; one test sets a limit
+        "PLAYERS_PER_ADDRESS": "0",
     }
 
     def __init__(

@@ -325,6 +325,20 @@ GATEWAY, EVALUATOR, CLOCK = "cardroom-gateway", "cardroom-evaluator", "cardroom-
             "python -m gateway.clock: no such module",
         ),
         (
+            "Deployment",
+            GATEWAY,
+            lambda b: container(b)["volumeMounts"].pop(3),
+            "OPERATOR_KEYS_FILE '/etc/cardroom/operator/keys' is on no volume mount",
+        ),
+        (
+            "Deployment",
+            GATEWAY,
+            lambda b: container(b)["volumeMounts"][3].update(
+                mountPath="/etc/cardroom/operator/keys", subPath="keys"
+            ),
+            "is mounted with subPath, which never sees an update",
+        ),
+        (
             "NetworkPolicy",
             EVALUATOR,
             lambda b: b["spec"]["ingress"].pop(2),
@@ -355,6 +369,31 @@ def test_kubernetes_cross_references_catch_mistakes(
 ) -> None:
     problems = validate.check_kubernetes(edited(manifests, kind, name, change))
     assert any(expected in p for p in problems), problems
+
+
+def test_the_gateway_reads_its_operator_keys_from_a_mounted_secret(
+    manifests: list[Manifest],
+) -> None:
+    gateway = deployment(manifests, GATEWAY)
+    environment = validate.container_environment(container(gateway), manifests)
+    assert environment["PLAYERS_MODE"] == "operator"
+    assert "OPERATOR_KEYS" not in environment
+    keys = Path(environment["OPERATOR_KEYS_FILE"])
+    (mount,) = [
+        m for m in container(gateway)["volumeMounts"] if keys.parent == Path(m["mountPath"])
+    ]
+    assert "subPath" not in mount  # the kubelet updates the file: rotation needs no restart
+    (volume,) = [
+        v for v in gateway["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"]
+    ]
+    assert volume["secret"]["secretName"] == "cardroom-operator"
+    assert [item["path"] for item in volume["secret"]["items"]] == [keys.name]
+    (secret,) = [m for m in manifests if m.kind == "Secret" and m.name == "cardroom-operator"]
+    assert set(secret.body["stringData"]) == {item["key"] for item in volume["secret"]["items"]}
+
+
+def test_the_local_compose_lets_anyone_create_a_player(compose: dict[str, Any]) -> None:
+    assert compose["services"]["gateway"]["environment"]["PLAYERS_MODE"] == "open"
 
 
 def ingress(service: str, port: dict[str, Any]) -> Manifest:

@@ -174,7 +174,8 @@ def fault(data: bytes | str, schema: str, content_type: str | None = JSON) -> Ap
         # missing required members
         ("{}", "CreateTable", 422, "missing_field", "game"),
         ('{"name": "Ada"}', "TakeSeat", 422, "missing_field", "buy_in"),
-        ('{"buy_in": 50}', "TakeSeat", 422, "missing_field", "name"),
+        ("{}", "CreatePlayer", 422, "missing_field", "name"),
+        ('{"name": "Ada", "key": "x"}', "CreatePlayer", 422, "unknown_field", "key"),
         ('{"choice": "in"}', "Action", 422, "missing_field", "action"),
         ('{"action": "declare"}', "Action", 422, "missing_field", "choice"),
         (
@@ -316,7 +317,7 @@ def test_other_content_types_are_unsupported(content_type: str | None) -> None:
 def test_an_empty_body_is_an_empty_object(data: bytes) -> None:
     # Checked as {}: no Content-Type is needed, and required members are reported missing.
     error = fault(data, "TakeSeat", None)
-    assert (error.code, error.field) == ("missing_field", "name")
+    assert (error.code, error.field) == ("missing_field", "buy_in")
 
 
 def test_validate_body_and_unknown_schema_names() -> None:

@@ -24,7 +24,52 @@ from gateway.http.schemas import OPENAPI_PATH, StrictValidator, openapi_document
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 DOCUMENT_URI = "urn:test:openapi"
 # The request bodies the routes validate with parse_json_body.
-REQUEST_SCHEMAS = ("CreateTable", "TakeSeat", "Action", "EvaluateRequest")
+REQUEST_SCHEMAS = ("CreatePlayer", "CreateTable", "TakeSeat", "Action", "EvaluateRequest")
+# Who may call what: the security requirements of each operation, by operationId.
+Requirements = list[dict[str, list[str]]]
+PLAYER: Requirements = [{"playerKey": []}, {"identityToken": []}]
+ACTOR: Requirements = [*PLAYER, {"seatToken": []}]
+READ: Requirements = [{}, *ACTOR]
+PUBLIC: Requirements = [{}]
+SECURITY = {
+    "createPlayer": [{}, {"operatorKey": []}],
+    "getMe": PLAYER,
+    "addKey": PLAYER,
+    "revokeKey": PLAYER,
+    "listMySeats": PLAYER,
+    "createTable": PLAYER,
+    "listTables": READ,
+    "getTable": READ,
+    "takeSeat": PLAYER,
+    "leaveSeat": ACTOR,
+    "performAction": ACTOR,
+    "listEvents": READ,
+    "streamEvents": READ,
+    "createStreamTicket": ACTOR,
+    "getHand": READ,
+    "evaluate": READ,
+    "getHealth": PUBLIC,
+    "getReadiness": PUBLIC,
+    "getMetrics": PUBLIC,
+    "getOpenApiDocument": PUBLIC,
+    "getDocs": PUBLIC,
+}
+# The credentials' problem codes and the operations that must list each in their answers.
+CREDENTIAL_CODES = {
+    "missing_token": ("createTable", "takeSeat", "performAction", "leaveSeat", "getMe"),
+    "invalid_token": ("createTable", "takeSeat", "performAction", "createStreamTicket"),
+    "invalid_ticket": ("streamEvents",),
+    "player_required": ("createTable", "takeSeat", "getMe", "addKey", "listMySeats"),
+    "operator_required": ("createPlayer",),
+    "wrong_seat": ("leaveSeat",),
+    "not_seated": ("performAction",),
+    "player_not_found": ("getMe",),
+    "key_not_found": ("revokeKey",),
+    "already_seated": ("takeSeat",),
+    "too_many_keys": ("addKey",),
+    "quota_exceeded": ("createTable", "streamEvents"),
+    "identity_provider_unavailable": ("createTable", "getMe", "performAction", "evaluate"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +166,75 @@ def test_every_operation_is_complete(document: dict[str, Any]) -> None:
         assert "500" in operation["responses"], where
         ids.append(operation["operationId"])
     assert len(ids) == len(set(ids))
-    assert len(ids) == 15
+    assert len(ids) == 21
+
+
+def test_every_operation_says_who_may_call_it(document: dict[str, Any]) -> None:
+    schemes = document["components"]["securitySchemes"]
+    assert set(schemes) == {"playerKey", "seatToken", "operatorKey", "identityToken"}
+    for scheme in schemes.values():
+        assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
+        assert scheme["description"]
+    assert schemes["identityToken"]["bearerFormat"] == "JWT"
+    assert "security" not in document  # each operation says its own
+    found = {}
+    for path, method, operation in operations(document):
+        where = f"{method.upper()} {path}"
+        security = operation.get("security")
+        assert security, where
+        for requirement in security:
+            assert set(requirement) <= set(schemes), where
+            assert all(scopes == [] for scopes in requirement.values()), where
+        # the table's reads may be anonymous; writes need a credential, but in open mode
+        # the player's creation (and ranking hands, which changes nothing)
+        if method == "get" and not path.startswith("/v1/players/"):
+            assert {} in security, where
+        if method in ("post", "delete") and operation["operationId"] != "createPlayer":
+            assert ({} in security) == (path == "/v1/evaluate"), where
+        found[operation["operationId"]] = security
+    assert found == SECURITY
+    # the two modes of a player's creation are described where it is
+    create = document["paths"]["/v1/players"]["post"]["description"]
+    assert "open mode" in create
+    assert "operator mode" in create
+
+
+def answered_codes(document: dict[str, Any], operation: dict[str, Any]) -> dict[str, int]:
+    """Each problem code an operation's error answers give an example of, with its status."""
+    codes = {}
+    for status, response in operation["responses"].items():
+        if int(status) < 400:
+            continue
+        media = deref(document, response)["content"]["application/problem+json"]
+        for example in media["examples"].values():
+            codes[example["value"]["code"]] = int(status)
+    return codes
+
+
+def test_the_credentials_refusals_are_in_the_answers(document: dict[str, Any]) -> None:
+    by_id = {operation["operationId"]: operation for _, _, operation in operations(document)}
+    for code, operation_ids in CREDENTIAL_CODES.items():
+        status = PROBLEM_CODES[code][0] if code in PROBLEM_CODES else RULE_ERROR_STATUS[code]
+        for operation_id in operation_ids:
+            answered = answered_codes(document, by_id[operation_id])
+            assert answered.get(code) == status, (code, operation_id)
+    # an identity provider's token may be sent wherever one is accepted
+    for path, method, operation in operations(document):
+        if {"identityToken": []} in operation["security"]:
+            answered = answered_codes(document, operation)
+            assert answered.get("identity_provider_unavailable") == 503, (method, path)
+    # what needs no credential ignores one that does not hold: none answers 401 or 403
+    # but the stream, for its ticket
+    for path, method, operation in operations(document):
+        if {} not in operation["security"] or operation["operationId"] == "createPlayer":
+            continue
+        answered = answered_codes(document, operation)
+        refused = {code for code, status in answered.items() if status in (401, 403)}
+        expected = {"invalid_ticket"} if path.endswith("/events/stream") else set()
+        assert refused == expected, (method, path)
+    stream = document["paths"]["/v1/tables/{table_id}/events/stream"]["get"]
+    names = {deref(document, p)["name"]: deref(document, p) for p in stream["parameters"]}
+    assert names["ticket"]["in"] == "query"
 
 
 def test_path_parameters_are_declared(document: dict[str, Any]) -> None:
@@ -173,7 +286,19 @@ def test_the_description_lists_every_error_code(document: dict[str, Any]) -> Non
         assert f"| `{code}` | {status} | {title} |" in description, code
     for code, rule_status in RULE_ERROR_STATUS.items():
         assert f"| `{code}` | {rule_status} |" in description, code
-    for topic in ("seat token", "Idempotency-Key", "ETag", "Events", "problem+json"):
+    for topic in (
+        "seat token",
+        "player key",
+        "operator key",
+        "JWT",
+        "open mode",
+        "operator mode",
+        "stream ticket",
+        "Idempotency-Key",
+        "ETag",
+        "Events",
+        "problem+json",
+    ):
         assert topic in description
 
 
@@ -224,7 +349,7 @@ def test_request_examples_pass_the_gateway_s_own_validation(document: dict[str, 
             raw = json.dumps(example["value"]).encode()
             assert parse_json_body(raw, "application/json", schema) == example["value"]
             checked += 1
-    assert checked >= 9
+    assert checked >= 11
 
 
 def test_request_schemas_reject_unknown_members(document: dict[str, Any]) -> None:

@@ -3,13 +3,15 @@
     from cardroom_client import Client, GutsOptions
 
     with Client("http://127.0.0.1:8000") as cardroom:
-        table = cardroom.create_table(GutsOptions(cards=3, ante=1))
-        ann = cardroom.take_seat(table.id, "ann", 100)
-        bo = cardroom.take_seat(table.id, "bo", 100)
-        ann.start()
-        print(ann.table().you.cards)
-        ann.declare("in")
-        bo.declare("out")
+        ann = cardroom.with_credential(cardroom.create_player("ann").key)
+        bo = cardroom.with_credential(cardroom.create_player("bo").key)
+        table = ann.create_table(GutsOptions(cards=3, ante=1))
+        ann_seat = ann.take_seat(table.id, None, 100)
+        bo_seat = bo.take_seat(table.id, None, 100)
+        ann_seat.start()
+        print(ann_seat.table().you.cards)
+        ann_seat.declare("in")
+        bo_seat.declare("out")
 
 It needs only httpx: it imports nothing of the gateway (no Flask, Redis or gRPC).
 """
@@ -53,17 +55,24 @@ from cardroom_client.models import (
     Fairness,
     GutsOptions,
     HandHistory,
+    HeldSeat,
     LeaveResult,
     LobbyPage,
     MoveAccepted,
+    NewKey,
+    NewPlayer,
     Odds,
     Opening,
     PaiuteOptions,
+    PaiuteValuation,
     Pending,
+    Player,
+    PlayerKey,
     RankedHand,
     Readiness,
     ReshuffleProof,
     SeatState,
+    StreamTicket,
     Table,
     TableOptions,
     TableSummary,
@@ -93,14 +102,20 @@ __all__ = [
     "Forbidden",
     "GutsOptions",
     "HandHistory",
+    "HeldSeat",
     "LeaveResult",
     "LobbyPage",
     "MoveAccepted",
+    "NewKey",
+    "NewPlayer",
     "NotFound",
     "Odds",
     "Opening",
     "PaiuteOptions",
+    "PaiuteValuation",
     "Pending",
+    "Player",
+    "PlayerKey",
     "PreconditionFailed",
     "RankedHand",
     "RateLimited",
@@ -114,6 +129,7 @@ __all__ = [
     "Seat",
     "SeatState",
     "ServerError",
+    "StreamTicket",
     "Table",
     "TableOptions",
     "TableSummary",

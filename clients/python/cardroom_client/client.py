@@ -1,7 +1,14 @@
-"""`Client`: the whole cardroom HTTP API as methods; `Seat`: one seat's moves."""
+"""`Client`: the whole cardroom HTTP API as methods; `Seat`: one seat's moves.
+
+A client sends one credential, as `Authorization: Bearer`: a player's key (`crk_...`),
+an identity provider's JWT, or a seat token. Creating tables and taking seats need a
+player's; a seat acts with its own token when it has one, else with the client's
+credential.
+"""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -18,12 +25,18 @@ from cardroom_client.models import (
     EventPage,
     GutsOptions,
     HandHistory,
+    HeldSeat,
     LeaveResult,
     LobbyPage,
     MoveAccepted,
+    NewKey,
+    NewPlayer,
     Odds,
+    PaiuteValuation,
+    Player,
     RankedHand,
     Readiness,
+    StreamTicket,
     Table,
     TableOptions,
     TableSummary,
@@ -51,15 +64,20 @@ def _events(items: Sequence[Mapping[str, Any]]) -> list[Event]:
 class Client:
     """A cardroom gateway at `base_url`; one instance serves any number of threads.
 
-    Connections are pooled and reused. Every write carries a fresh Idempotency-Key,
-    kept across its retries; see `RetryPolicy` for what is retried. Failures raise
-    `CardroomError` subclasses. Use it as a context manager or call `close`.
+    `credential` (a player's key, a JWT or a seat token) is sent with every API
+    request that no seat token of its own goes with; without one the client is
+    anonymous (it may read, and create a player in the gateway's open mode).
+    Connections are pooled and reused. Every write to a table carries a fresh
+    Idempotency-Key, kept across its retries; see `RetryPolicy` for what is retried.
+    Failures raise `CardroomError` subclasses. Use it as a context manager or call
+    `close`.
     """
 
     def __init__(
         self,
         base_url: str = "http://127.0.0.1:8000",
         *,
+        credential: str | None = None,
         timeout: float = 10.0,
         connect_timeout: float = 5.0,
         retry: RetryPolicy | None = None,
@@ -69,6 +87,7 @@ class Client:
         verify: bool | str = True,
     ) -> None:
         """Talk to `base_url`; `timeout` seconds per read (long polls add their wait)."""
+        self.credential = credential
         self.retry = retry or RetryPolicy()
         self.transport = Transport(
             base_url,
@@ -85,6 +104,19 @@ class Client:
     def base_url(self) -> str:
         """The gateway's URL."""
         return self.transport.base_url
+
+    def with_credential(self, credential: str | None) -> Client:
+        """A client of the same gateway that sends `credential`, sharing this one's pooled
+        connections and retry policy (closing either closes the connections of both)."""
+        other = copy.copy(self)
+        other.credential = credential
+        return other
+
+    def _bearer(self, seat: Seat | None) -> str | None:
+        """What a request for `seat` (or none) is sent with: its token, or the credential."""
+        if seat is not None and seat.token is not None:
+            return seat.token
+        return self.credential
 
     def close(self) -> None:
         """Close the pooled connections."""
@@ -122,6 +154,50 @@ class Client:
         reply = body.json()
         return Readiness(True, str(reply.get("redis")), str(reply.get("evaluator")))
 
+    # ------------------------------------------------------------------ players
+
+    def create_player(self, name: str) -> NewPlayer:
+        """A new player and their first key, shown only in this answer.
+
+        In the gateway's open mode anyone may create one; in operator mode the client's
+        credential must be an operator key.
+        """
+        reply = self.transport.request(
+            "POST", "/v1/players", body={"name": name}, token=self.credential
+        )
+        return NewPlayer.from_json(reply.json())
+
+    def me(self) -> Player:
+        """The player the client's credential belongs to, with the ids of their keys."""
+        reply = self.transport.request("GET", "/v1/players/me", token=self.credential)
+        return Player.from_json(reply.json())
+
+    def add_key(self) -> NewKey:
+        """Another key for the player, shown only in this answer (at most 10 at once).
+
+        To rotate a key: add one, send it (`credential`), then revoke the old one.
+        """
+        reply = self.transport.request("POST", "/v1/players/me/keys", token=self.credential)
+        return NewKey.from_json(reply.json())
+
+    def revoke_key(self, key_id: str) -> None:
+        """Revoke one of the player's keys, the one in use included (404 if unknown)."""
+        self.transport.request(
+            "DELETE",
+            f"/v1/players/me/keys/{key_id}",
+            token=self.credential,
+            ok=frozenset({204}),
+        )
+
+    def my_seats(self) -> list[HeldSeat]:
+        """Every seat the player holds, each with its table as that seat sees it.
+
+        To carry on playing one from another client with the same key:
+        ``client.seat(held.table_id, held.seat)``, which acts with the key.
+        """
+        reply = self.transport.request("GET", "/v1/players/me/seats", token=self.credential)
+        return [HeldSeat.from_json(item) for item in reply.json()["seats"]]
+
     # ------------------------------------------------------------------ tables
 
     def lobby_page(self, limit: int = 20, cursor: str | None = None) -> LobbyPage:
@@ -129,7 +205,9 @@ class Client:
         params: dict[str, Any] = {"limit": limit}
         if cursor is not None:
             params["cursor"] = cursor
-        body = self.transport.request("GET", "/v1/tables", params=params).json()
+        body = self.transport.request(
+            "GET", "/v1/tables", params=params, token=self.credential
+        ).json()
         return LobbyPage(
             [TableSummary.from_json(item) for item in body["tables"]], body.get("next_cursor")
         )
@@ -151,12 +229,20 @@ class Client:
         name: str | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
-        """Create a table (Guts with every default unless `options` say otherwise)."""
+        """Create a table (Guts with every default unless `options` say otherwise).
+
+        It needs a player's credential, and counts against the player's open tables.
+        """
         body = (options or GutsOptions()).to_json()
         if name is not None:
             body["name"] = name
         reply = self.transport.request(
-            "POST", "/v1/tables", body=body, write=True, idempotency_key=idempotency_key
+            "POST",
+            "/v1/tables",
+            body=body,
+            token=self.credential,
+            write=True,
+            idempotency_key=idempotency_key,
         )
         return Table.from_json(reply.json())
 
@@ -174,7 +260,7 @@ class Client:
         reply = self.transport.request(
             "GET",
             f"/v1/tables/{table_id}",
-            token=None if seat is None else seat.token,
+            token=self._bearer(seat),
             headers=headers,
         )
         if reply.status_code == 304:
@@ -184,28 +270,47 @@ class Client:
     # ------------------------------------------------------------------ seats
 
     def take_seat(
-        self, table_id: str, name: str, buy_in: int, *, idempotency_key: str | None = None
+        self,
+        table_id: str,
+        name: str | None,
+        buy_in: int,
+        *,
+        idempotency_key: str | None = None,
     ) -> Seat:
-        """Sit down with `buy_in` chips: the seat, holding its token (shown only once)."""
+        """Sit the player down with `buy_in` chips, as `name` (None: the player's name).
+
+        It needs a player's credential; a player holds at most one seat at a table. The
+        seat holds its token (shown only once); the player's key acts for it as well.
+        """
+        body: dict[str, Any] = {"buy_in": buy_in}
+        if name is not None:
+            body["name"] = name
         reply = self.transport.request(
             "POST",
             f"/v1/tables/{table_id}/seats",
-            body={"name": name, "buy_in": buy_in},
+            body=body,
+            token=self.credential,
             write=True,
             idempotency_key=idempotency_key,
         ).json()
+        joined = Table.from_json(reply["table"])
+        number = int(reply["seat"])
+        seated = joined.seats.get(number)
         return Seat(
             self,
             table_id,
-            int(reply["seat"]),
+            number,
             str(reply["token"]),
-            name,
+            seated.name if seated is not None else name,
             waiting=bool(reply.get("waiting", False)),
-            joined=Table.from_json(reply["table"]),
+            joined=joined,
         )
 
-    def seat(self, table_id: str, number: int, token: str, name: str | None = None) -> Seat:
-        """A seat from credentials kept earlier (table id, seat number, token)."""
+    def seat(
+        self, table_id: str, number: int, token: str | None = None, name: str | None = None
+    ) -> Seat:
+        """A seat from what was kept earlier: its table id, number and token; without a
+        token the seat acts with the client's credential (the player's key)."""
         return Seat(self, table_id, number, token, name)
 
     def leave(
@@ -220,7 +325,7 @@ class Client:
         reply = self.transport.request(
             "DELETE",
             f"/v1/tables/{seat.table_id}/seats/{seat.number}",
-            token=seat.token,
+            token=self._bearer(seat),
             headers=headers,
             write=True,
             idempotency_key=idempotency_key,
@@ -247,7 +352,7 @@ class Client:
             "POST",
             f"/v1/tables/{seat.table_id}/actions",
             body=dict(action),
-            token=seat.token,
+            token=self._bearer(seat),
             headers={**prefer, **_etag_header("If-Match", if_match)},
             write=True,
             idempotency_key=idempotency_key,
@@ -305,7 +410,7 @@ class Client:
             "GET",
             f"/v1/tables/{table_id}/events",
             params=params,
-            token=None if seat is None else seat.token,
+            token=self._bearer(seat),
             read_timeout=self.transport.timeout + wait,
         ).json()
         return EventPage(_events(reply["events"]), int(reply["next"]))
@@ -325,6 +430,15 @@ class Client:
             yield from page.events
             cursor = page.next
 
+    def stream_ticket(self, table_id: str, *, seat: Seat | None = None) -> StreamTicket:
+        """A single-use ticket (valid 30 s) that opens the table's event stream as the
+        player, or as `seat` with its token: for a program that cannot send the
+        credential itself, such as a browser's EventSource (``?ticket=``)."""
+        reply = self.transport.request(
+            "POST", f"/v1/tables/{table_id}/stream-tickets", token=self._bearer(seat)
+        )
+        return StreamTicket.from_json(reply.json())
+
     def stream(
         self,
         table_id: str,
@@ -335,23 +449,56 @@ class Client:
         read_timeout: float = 40.0,
         reconnect_delay: float | None = None,
         until: float | None = None,
+        ticket: str | StreamTicket | Callable[[], str | StreamTicket] | None = None,
     ) -> EventStream:
         """The server-sent event stream, reconnecting with Last-Event-ID when it ends.
 
         `read_timeout` exceeds the server's keep-alive interval (15 s); a silent
         connection is taken as broken and reopened. `reconnect_delay` overrides the
         server's ``retry:`` delay; `until` (a `time.monotonic()` value) ends iteration.
+
+        With `ticket` the stream is opened with it (``?ticket=``) instead of a
+        credential. A ticket opens one connection: a function is asked for a fresh one
+        at each connection; after a single ticket, reconnections ask the gateway for
+        new ones with the seat's token or the client's credential, or, with neither,
+        fail with ``invalid_ticket``.
         """
+        tickets = None
+        if ticket is not None:
+            tickets = self._tickets(table_id, seat, ticket)
         return EventStream(
             self.transport,
             table_id,
-            token=None if seat is None else seat.token,
+            token=None if tickets is not None else self._bearer(seat),
+            tickets=tickets,
             after=after,
             retry=retry or self.retry,
             read_timeout=read_timeout,
             reconnect_delay=reconnect_delay,
             until=until,
         )
+
+    def _tickets(
+        self,
+        table_id: str,
+        seat: Seat | None,
+        ticket: str | StreamTicket | Callable[[], str | StreamTicket],
+    ) -> Callable[[], str]:
+        """A ticket for each connection of a stream: the one given first, then new ones."""
+        if callable(ticket):
+            source = ticket
+            return lambda: _ticket_text(source())
+        first: list[str] = [_ticket_text(ticket)]
+        spent = first[0]
+
+        def next_ticket() -> str:
+            if first:
+                return first.pop()
+            if self._bearer(seat) is None:
+                return spent  # refused as invalid_ticket: there is nothing to ask with
+            return self.stream_ticket(table_id, seat=seat).ticket
+
+        return next_ticket
 
     # ------------------------------------------------------------------ hand histories
 
@@ -360,7 +507,7 @@ class Client:
         reply = self.transport.request(
             "GET",
             f"/v1/tables/{table_id}/hands/{hand_number}",
-            token=None if seat is None else seat.token,
+            token=self._bearer(seat),
         )
         return HandHistory.from_json(reply.json())
 
@@ -380,13 +527,26 @@ class Client:
     # ------------------------------------------------------------------ evaluator
 
     def evaluate(
-        self, game: EvaluatorGame, hands: Sequence[str], *, wild_rank: int | None = None
+        self,
+        game: EvaluatorGame,
+        hands: Sequence[str],
+        *,
+        wild_rank: int | None = None,
+        paiute_valuation: PaiuteValuation | None = None,
     ) -> list[RankedHand]:
-        """Rank hands ("Ah Kd Qc"), in order; Paiute needs `wild_rank` (2..14)."""
+        """Rank hands ("Ah Kd Qc"), in order; Paiute needs `wild_rank` (2..14).
+
+        `paiute_valuation` (Paiute only) values six-card hands: "six_card_combinations"
+        (the rule, the default) or "best_of_any" (the best five of six, or all six).
+        """
         body: dict[str, Any] = {"game": game, "hands": list(hands)}
         if wild_rank is not None:
             body["wild_rank"] = wild_rank
-        reply = self.transport.request("POST", "/v1/evaluate", body=body).json()
+        if paiute_valuation is not None:
+            body["paiute_valuation"] = paiute_valuation
+        reply = self.transport.request(
+            "POST", "/v1/evaluate", body=body, token=self.credential
+        ).json()
         return [RankedHand.from_json(item) for item in reply["results"]]
 
     def odds(
@@ -405,23 +565,28 @@ class Client:
         if seed is not None:
             query["seed"] = seed
         reply = self.transport.request(
-            "POST", "/v1/evaluate", body={"game": game, "odds": query}
+            "POST", "/v1/evaluate", body={"game": game, "odds": query}, token=self.credential
         ).json()
         return Odds.from_json(reply)
+
+
+def _ticket_text(ticket: str | StreamTicket) -> str:
+    return ticket if isinstance(ticket, str) else ticket.ticket
 
 
 @dataclass(frozen=True)
 class Seat:
     """A seat at a table: its table id, number and token, and its moves as methods.
 
-    The token is the seat's only credential and is shown once: keep `table_id`,
-    `number` and `token` to act for the seat later (`Client.seat` rebuilds it).
+    The token is shown once: keep `table_id`, `number` and `token` to act for the seat
+    later (`Client.seat` rebuilds it). A seat without a token acts with its client's
+    credential, the player's key (`Client.my_seats` lists the seats a player holds).
     """
 
     client: Client = field(repr=False, compare=False)
     table_id: str
     number: int
-    token: str = field(repr=False)
+    token: str | None = field(default=None, repr=False)
     name: str | None = None
     waiting: bool = False
     joined: Table | None = field(default=None, repr=False, compare=False)
@@ -502,6 +667,10 @@ class Seat:
         return self.client.stream(
             self.table_id, seat=self, after=after, reconnect_delay=reconnect_delay, until=until
         )
+
+    def stream_ticket(self) -> StreamTicket:
+        """A single-use ticket that opens this seat's event stream (see `Client.stream`)."""
+        return self.client.stream_ticket(self.table_id, seat=self)
 
     def hand(self, hand_number: int) -> HandHistory:
         """A finished deal's history as this seat may see it."""

@@ -9,7 +9,13 @@ a game rule's refusal, also `RuleViolation`. To catch one code::
     except error_for("already_declared"):
         ...
 
-`error_for(code)` is a class that every error with that code is an instance of.
+`error_for(code)` is a class that every error with that code is an instance of. The
+credentials' codes: 401 ``missing_token``, ``invalid_token`` (a key unknown or revoked,
+a JWT that does not verify, a seat token whose seat has left) and ``invalid_ticket``;
+403 ``player_required`` (a seat token where a player's credential is needed),
+``operator_required``, ``wrong_seat`` and ``not_seated``; 404 ``player_not_found`` and
+``key_not_found``; 409 ``already_seated`` and ``too_many_keys``; 429 ``quota_exceeded``
+(its `problem` names the ``quota`` and its ``limit``).
 """
 
 from __future__ import annotations
@@ -94,19 +100,19 @@ class BadRequest(CardroomError):  # noqa: N818 - named after its HTTP family
 
 
 class Unauthorized(CardroomError):  # noqa: N818 - named after its HTTP family
-    """401: no seat token, or one that does not (or no longer) open this seat."""
+    """401: no credential where one is needed, one that does not hold, or a bad ticket."""
 
 
 class Forbidden(CardroomError):  # noqa: N818 - named after its HTTP family
-    """403: the token is valid but not for this seat."""
+    """403: the credential holds, but not for this (another seat, not a player's, ...)."""
 
 
 class NotFound(CardroomError):  # noqa: N818 - named after its HTTP family
-    """404: no such table, seat, hand or route."""
+    """404: no such table, seat, hand, player, key or route."""
 
 
 class Conflict(CardroomError):  # noqa: N818 - named after its HTTP family
-    """409: the table's state refuses this now (a rule, a reused Idempotency-Key, ...)."""
+    """409: the state refuses this now (a rule, a reused Idempotency-Key, a seat held)."""
 
 
 class PreconditionFailed(CardroomError):  # noqa: N818 - named after its HTTP family
@@ -118,7 +124,8 @@ class Unprocessable(CardroomError):  # noqa: N818 - named after its HTTP family
 
 
 class RateLimited(CardroomError):  # noqa: N818 - named after its HTTP family
-    """429: too many requests; `retry_after` says when to come back."""
+    """429: too many requests, or a player's quota is full; `retry_after` says when to
+    come back."""
 
 
 class ServerError(CardroomError):

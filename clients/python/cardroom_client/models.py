@@ -20,6 +20,8 @@ SLOTS: dict[str, bool] = {"slots": True} if sys.version_info >= (3, 10) else {}
 Json = dict[str, Any]
 GameName = Literal["guts", "paiute"]
 EvaluatorGame = Literal["guts2", "guts3", "paiute"]
+# how a six-card Paiute hand is valued (`Client.evaluate`)
+PaiuteValuation = Literal["six_card_combinations", "best_of_any"]
 
 
 def _seat_keys(mapping: Mapping[str, Any] | None) -> dict[int, Any]:
@@ -578,3 +580,134 @@ class Readiness:
     redis: str
     evaluator: str
     detail: str | None = None
+
+
+# ---------------------------------------------------------------------- players
+
+
+@dataclass(frozen=True, **SLOTS)
+class NewPlayer:
+    """A player just created, with their first key: `key` is shown only in this answer."""
+
+    id: str
+    name: str
+    created_at: float
+    key: str = field(repr=False)
+    key_id: str = ""
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> NewPlayer:
+        """Build from the JSON body."""
+        return cls(
+            str(body["id"]),
+            str(body["name"]),
+            float(body["created_at"]),
+            str(body["key"]),
+            str(body["key_id"]),
+        )
+
+
+@dataclass(frozen=True, **SLOTS)
+class PlayerKey:
+    """One of a player's keys, by its id (the key itself is never shown again)."""
+
+    id: str
+    created_at: float
+
+
+@dataclass(frozen=True, **SLOTS)
+class Player:
+    """The player a credential belongs to: `key_id` is the key in use (None for a JWT)."""
+
+    id: str
+    name: str
+    created_at: float
+    origin: str
+    key_id: str | None
+    keys: tuple[PlayerKey, ...]
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Player:
+        """Build from the JSON body."""
+        key_id = body.get("key_id")
+        return cls(
+            str(body["id"]),
+            str(body["name"]),
+            float(body["created_at"]),
+            str(body.get("origin") or "open"),
+            None if key_id is None else str(key_id),
+            tuple(
+                PlayerKey(str(item["id"]), float(item["created_at"]))
+                for item in body.get("keys") or ()
+            ),
+        )
+
+
+@dataclass(frozen=True, **SLOTS)
+class NewKey:
+    """A key just added to a player: `key` is shown only in this answer."""
+
+    key_id: str
+    key: str = field(repr=False)
+    created_at: float = 0.0
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> NewKey:
+        """Build from the JSON body."""
+        return cls(str(body["key_id"]), str(body["key"]), float(body["created_at"]))
+
+
+@dataclass(frozen=True, **SLOTS)
+class HeldSeat:
+    """A seat the player holds, as `GET /v1/players/me/seats` lists it.
+
+    `table` is the table as that seat sees it (its own cards under `you`);
+    `last_event` is the table's last event id, to follow its log from there.
+    """
+
+    table_id: str
+    table_name: str | None
+    game: str
+    seat: int
+    name: str
+    stack: int
+    status: str
+    phase: str
+    version: int
+    last_event: int
+    table: Table = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> HeldSeat:
+        """Build from the JSON member."""
+        return cls(
+            str(body["table_id"]),
+            body.get("table_name"),
+            str(body["game"]),
+            int(body["seat"]),
+            str(body["name"]),
+            int(body["stack"]),
+            str(body["status"]),
+            str(body["phase"]),
+            int(body["version"]),
+            int(body["last_event"]),
+            Table.from_json(body["table"]),
+        )
+
+
+@dataclass(frozen=True, **SLOTS)
+class StreamTicket:
+    """A single-use ticket that opens one event stream of a table as its holder.
+
+    Valid until `expires_at` (epoch seconds, 30 s after it was issued); `stream` is the
+    stream's path, to open with ``?ticket=`` (what a browser's EventSource needs).
+    """
+
+    ticket: str = field(repr=False)
+    expires_at: float
+    stream: str
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> StreamTicket:
+        """Build from the JSON body."""
+        return cls(str(body["ticket"]), float(body["expires_at"]), str(body["stream"]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -83,7 +83,8 @@ class EventStream(Iterator[Event]):
     `last_event_id` is the id of the last event yielded (pass it as `after` to resume
     later); `reconnects` counts the connections made after the first. Use it as a
     context manager, or call `close`, to drop the connection. With `until` (a
-    `time.monotonic()` value) iteration stops then.
+    `time.monotonic()` value) iteration stops then. With `tickets`, each connection
+    is opened with the stream ticket it returns (``?ticket=``) instead of `token`.
     """
 
     def __init__(
@@ -93,6 +94,7 @@ class EventStream(Iterator[Event]):
         *,
         token: str | None,
         after: int,
+        tickets: Callable[[], str] | None = None,
         retry: RetryPolicy,
         read_timeout: float,
         reconnect_delay: float | None,
@@ -102,6 +104,7 @@ class EventStream(Iterator[Event]):
         self._transport = transport
         self._path = f"/v1/tables/{table_id}/events/stream"
         self._token = token
+        self._tickets = tickets
         self.last_event_id = after
         self.reconnects = 0
         self._retry = retry
@@ -166,9 +169,12 @@ class EventStream(Iterator[Event]):
             if self._token is not None:
                 headers["Authorization"] = f"Bearer {self._token}"
             headers["Last-Event-ID"] = str(self.last_event_id)
+            # a ticket opens one connection: each one gets its own
+            params = None if self._tickets is None else {"ticket": self._tickets()}
             request = self._transport.http.build_request(
                 "GET",
                 self._path,
+                params=params,
                 headers=headers,
                 timeout=self._transport.timeout_for(self._read_timeout),
             )

@@ -5,14 +5,16 @@ number of threads), has separate connect/read/write/pool timeouts, and streams
 response bodies line by line, which server-sent events need. The standard library's
 urllib has no pooling and no streaming timeouts of that kind.
 
-Retries are safe because every write carries an ``Idempotency-Key``: one fresh random
-key per logical call, sent again unchanged with each retry of that call, so the gateway
-applies the write at most once and replays its first answer to a retry. Reads need no
-key. A call is retried after a network error, on 429, 502, 503 and 504, and on the 409
-codes that mean nothing happened yet (``idempotency_in_progress``, ``conflict`` from
-contention); it waits at least the ``Retry-After`` the gateway sent, otherwise an
-exponential backoff with full jitter, within `RetryPolicy.attempts` and
-`RetryPolicy.deadline`.
+Retries are safe because every write to a table carries an ``Idempotency-Key``: one
+fresh random key per logical call, sent again unchanged with each retry of that call, so
+the gateway applies the write at most once and replays its first answer to a retry.
+Reads need no key; the players' calls send none (the gateway keeps no record of them: a
+retried creation may leave a player or a key nobody holds). A call is retried after a
+network error, on 429 (but not ``quota_exceeded``: what a player holds does not shrink
+by waiting), 502, 503 and 504, and on the 409 codes that mean nothing happened yet
+(``idempotency_in_progress``, ``conflict`` from contention); it waits at least the
+``Retry-After`` the gateway sent, otherwise an exponential backoff with full jitter,
+within `RetryPolicy.attempts` and `RetryPolicy.deadline`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ VERSION = "0.1.0"
 USER_AGENT = f"cardroom-client/{VERSION}"
 RETRYABLE_STATUSES: frozenset[int] = frozenset({429, 502, 503, 504})
 RETRYABLE_CODES: frozenset[str] = frozenset({"idempotency_in_progress", "conflict"})
+# codes of a retryable status that waiting does not cure
+FINAL_CODES: frozenset[str] = frozenset({"quota_exceeded"})
 # Failures where the request may not have reached the server, or its answer was lost.
 NETWORK_ERRORS: tuple[type[Exception], ...] = (
     httpx.TimeoutException,
@@ -50,7 +54,9 @@ class RetryPolicy:
 
     Between tries it waits the gateway's ``Retry-After`` (plus up to `backoff` of
     jitter) when there is one, else a random time up to ``backoff * 2**n`` capped at
-    `max_backoff`. `attempts=1` turns retrying off.
+    `max_backoff`. `attempts=1` turns retrying off. A failure is retried when its
+    status is one of `statuses` (and its code none of `final_codes`), or it is a 409
+    with one of `codes`, or no answer came.
     """
 
     attempts: int = 5
@@ -62,6 +68,7 @@ class RetryPolicy:
     on_retry: Callable[[int, CardroomError, float], None] | None = field(
         default=None, compare=False
     )
+    final_codes: frozenset[str] = FINAL_CODES
 
     @classmethod
     def never(cls) -> RetryPolicy:
@@ -73,7 +80,7 @@ class RetryPolicy:
         if error.status is None:
             return True
         if error.status in self.statuses:
-            return True
+            return error.code not in self.final_codes
         return error.status == 409 and error.code in self.codes
 
     def delay(self, retry: int, retry_after: float | None) -> float:

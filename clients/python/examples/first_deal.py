@@ -2,10 +2,11 @@
 
     python first_deal.py [http://127.0.0.1:8000]
 
-ann and bo sit down with 100 chips each at a three-card Guts table, both go in, and the
-evaluator settles the showdown. Each seat then reads the hand's history with its own
-token and checks the fairness proof against the commitment announced before anyone
-acted and against the cards it was dealt. Both leave. It prints what happened as JSON
+ann and bo, two new players, each with a client sending their own key, sit down with 100
+chips each at a three-card Guts table that ann creates; both go in, and the evaluator
+settles the showdown. Each seat then reads the hand's history with its own token and
+checks the fairness proof against the commitment announced before anyone acted and
+against the cards it was dealt. Both leave. It prints what happened as JSON
 (exit status 0), or the error (exit status 1).
 """
 
@@ -32,10 +33,13 @@ def own_cards(seat: Seat) -> tuple[str, ...]:
 
 def play(cardroom: Client) -> dict[str, Any]:
     """Play one deal to its settlement and check it; a summary of what happened."""
+    # each player's client shares the anonymous one's connections
+    ann_client = cardroom.with_credential(cardroom.create_player("ann").key)
+    bo_client = cardroom.with_credential(cardroom.create_player("bo").key)
     options = GutsOptions(cards=3, ante=1, turn_seconds=120, deal_pause_seconds=60)
-    table = cardroom.create_table(options, name="first deal")
-    ann = cardroom.take_seat(table.id, "ann", BUY_IN)
-    bo = cardroom.take_seat(table.id, "bo", BUY_IN)
+    table = ann_client.create_table(options, name="first deal")
+    ann = ann_client.take_seat(table.id, None, BUY_IN)
+    bo = bo_client.take_seat(table.id, None, BUY_IN)
     ann.start()
     view = cardroom.table(table.id)
     if view.deal is None:

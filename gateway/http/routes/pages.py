@@ -1,22 +1,27 @@
 """HTTP <-> the table page for people: the lobby at /, a table at /tables/<id>, their assets.
 
 The pages are static files (``gateway/web``) that play through the public HTTP API like any
-other client; nothing here reads a table. Every response carries a Content-Security-Policy
-that lets the page load and fetch only from this gateway, with no inline script or style.
+other client; nothing here reads a table. The one thing a page is told is how players sign
+up here (``PLAYERS_MODE``): its ``<meta name="cardroom-players-mode">`` is filled in when it
+is served. Every response carries a Content-Security-Policy that lets the page load and
+fetch only from this gateway, with no inline script or style.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, send_from_directory
+from flask import Blueprint, Response, current_app, request, send_from_directory
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from gateway.errors import problem
+from gateway.settings import Settings
 
 WEB_DIR = Path(__file__).resolve().parents[2] / "web"
 ASSET_MAX_AGE_SECONDS = 300
 ASSET_SUFFIXES = frozenset({".js", ".css", ".svg"})
+# What a page's HTML holds where the players mode goes.
+PLAYERS_MODE_MARK = 'name="cardroom-players-mode" content="open"'
 
 CONTENT_SECURITY_POLICY = "; ".join(
     (
@@ -44,10 +49,14 @@ def _harden(response: WerkzeugResponse) -> WerkzeugResponse:
 
 
 def _page(filename: str) -> WerkzeugResponse:
-    response = send_from_directory(WEB_DIR, filename, mimetype="text/html", max_age=0)
+    settings: Settings = current_app.extensions["cardroom.settings"]
+    html = (WEB_DIR / filename).read_text(encoding="utf-8")
+    mode = f'name="cardroom-players-mode" content="{settings.players_mode}"'
+    response = Response(html.replace(PLAYERS_MODE_MARK, mode), mimetype="text/html")
     # A page names its assets, which change with a release: always revalidate it.
     response.headers["Cache-Control"] = "no-cache"
-    return _harden(response)
+    response.add_etag()
+    return _harden(response.make_conditional(request))
 
 
 @pages_blueprint.get("/")

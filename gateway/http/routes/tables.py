@@ -11,11 +11,14 @@ from flask import Blueprint, Response, current_app, jsonify, request, stream_wit
 from werkzeug.routing import IntegerConverter
 
 from gateway import jsonio
-from gateway.errors import ApiError, problem
+from gateway.errors import ApiError, invalid_token, problem
+from gateway.http.auth import IGNORED_KEY, principal_of
 from gateway.http.etags import entity_tags, if_match
-from gateway.http.headers import idempotency, seat_token
+from gateway.http.headers import idempotency
 from gateway.http.schemas import parse_json_body
+from gateway.service.credentials import Principal
 from gateway.service.idempotency import Idempotency, Outcome
+from gateway.service.players import PlayerService
 from gateway.service.tables import TableService
 from gateway.service.visibility import Viewer
 from gateway.settings import Settings
@@ -42,8 +45,13 @@ def _settings() -> Settings:
     return settings
 
 
-def _token() -> str | None:
-    return seat_token(request.headers.get("Authorization"))
+def _principal() -> Principal:
+    return principal_of(request.environ)
+
+
+def _players() -> PlayerService:
+    players: PlayerService = current_app.extensions["cardroom.players"]
+    return players
 
 
 def _idempotency() -> Idempotency | None:
@@ -52,7 +60,7 @@ def _idempotency() -> Idempotency | None:
         request.method,
         request.path,
         request.get_data(),
-        request.headers.get("Authorization"),
+        _principal().scope,
     )
 
 
@@ -65,7 +73,11 @@ def _respond(outcome: Outcome) -> Response:
 
 
 def _viewer(table_id: str) -> tuple[Viewer, Any]:
-    return _service().look(table_id, _token())
+    principal = _principal()
+    viewer, record = _service().look(table_id, principal)
+    if principal.kind == "seat" and viewer.seat is None:
+        request.environ[IGNORED_KEY] = True  # a left seat's token: read as a spectator
+    return viewer, record
 
 
 def _number_arg(name: str, default: float, low: float, high: float, whole: bool) -> float:
@@ -106,9 +118,10 @@ def _int_arg(name: str, default: int, low: int, high: int) -> int:
 
 @tables_blueprint.post("/v1/tables")
 def create_table() -> Response:
-    """Create a table with its options."""
+    """Create a table with its options (a player's; counted against their quota)."""
+    owner = _principal().require_player()
     body = parse_json_body(request.get_data(), request.content_type, "CreateTable")
-    return _respond(_service().create_table(body, _idempotency()))
+    return _respond(_service().create_table(body, _idempotency(), owner))
 
 
 @tables_blueprint.get("/v1/tables")
@@ -142,9 +155,12 @@ def _none_match(header: str | None, version: str) -> bool:
 
 @tables_blueprint.post("/v1/tables/<table_id>/seats")
 def take_seat(table_id: str) -> Response:
-    """Take a seat with a name and a buy-in."""
+    """Take a seat for the player, with a buy-in (and a name other than theirs, if given)."""
+    player = _principal().require_player()
     body = parse_json_body(request.get_data(), request.content_type, "TakeSeat")
-    outcome = _service().take_seat(table_id, body["name"], body["buy_in"], _idempotency())
+    outcome = _service().take_seat(
+        table_id, body.get("name"), body["buy_in"], _idempotency(), player
+    )
     response = _respond(outcome)
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -156,7 +172,7 @@ def leave(table_id: str, seat: int) -> Response:
     idempotency = _idempotency()
     return _respond(
         _service().leave(
-            table_id, seat, _token(), if_match(request.headers.get("If-Match")), idempotency
+            table_id, seat, _principal(), if_match(request.headers.get("If-Match")), idempotency
         )
     )
 
@@ -209,15 +225,26 @@ def _stream_cursor() -> int:
 
 @tables_blueprint.get("/v1/tables/<table_id>/events/stream")
 def event_stream(table_id: str) -> Response:
-    """The event log as server-sent events, resuming after Last-Event-ID."""
+    """The event log as server-sent events, resuming after Last-Event-ID.
+
+    A browser's EventSource cannot send Authorization: it opens the seat's private
+    stream with `?ticket=`, a single-use ticket from `POST .../stream-tickets`.
+    """
     after = _stream_cursor()
-    viewer, record = _viewer(table_id)
+    principal = _principal()
+    ticket = request.args.get("ticket")
+    players = _players()
+    if ticket is not None:
+        principal = players.redeem_ticket(table_id, ticket)
+    viewer, record = _service().look(table_id, principal, _ticket_seat(principal))
     field = "Last-Event-ID" if "Last-Event-ID" in request.headers else "after"
     _check_not_ahead(after, record.seq, field)
     service = _service()
     service.check_cursor(table_id, after, field)
     lifetime = _settings().stream_max_seconds
     instance = request.path
+    holder = principal.player if principal.kind == "player" else None
+    lease = None if holder is None else players.lease_stream(holder)
 
     def generate() -> Iterator[str]:
         cursor = after
@@ -247,8 +274,33 @@ def event_stream(table_id: str) -> Response:
             yield "".join(frames)
 
     response = Response(stream_with_context(generate()), mimetype="text/event-stream")
+    if holder is not None:
+        # the server closes every answer, even one whose stream was never read
+        response.call_on_close(lambda: players.end_stream(holder, lease))
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _ticket_seat(principal: Principal) -> dict[str, Any] | None:
+    """A seat ticket's seat: {"seat", "player"}, checked against the table as a token is."""
+    if principal.kind == "seat" and principal.token is None and principal.seat is not None:
+        return {"seat": principal.seat[0], "player": principal.seat[1]}
+    return None
+
+
+@tables_blueprint.post("/v1/tables/<table_id>/stream-tickets")
+def stream_ticket(table_id: str) -> Response:
+    """A single-use ticket, valid for 30 s, that opens this table's event stream as the
+    caller (`?ticket=` on the stream): how a browser's EventSource gets private events."""
+    principal = _principal()
+    principal.require_actor()
+    viewer, _ = _service().look(table_id, principal)
+    if principal.kind == "seat" and viewer.seat is None:
+        raise invalid_token()
+    response = jsonify(_players().issue_ticket(principal, table_id, viewer))
+    response.status_code = 201
+    response.headers["Cache-Control"] = "no-store"
     return response
 
 

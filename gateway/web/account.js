@@ -1,0 +1,133 @@
+// Who is playing: the player's key, kept in localStorage under "cardroom.player", and
+// the header and the sign-in panel both pages share.
+//
+// In open mode (PLAYERS_MODE=open) a visitor picks a name and the page creates a player
+// (POST /v1/players); in operator mode only the operator creates players, and the
+// visitor pastes the key they were given. Either way the same key signs in on another
+// device. The page is told the mode by its <meta name="cardroom-players-mode">.
+import { api, el, ProblemError, showProblem } from "./cardroom.js";
+
+const STORE_KEY = "cardroom.player";
+
+export function playersMode() {
+  const meta = document.querySelector('meta[name="cardroom-players-mode"]');
+  return meta && meta.content === "operator" ? "operator" : "open";
+}
+
+export function currentPlayer() {
+  try {
+    const saved = JSON.parse(window.localStorage.getItem(STORE_KEY) || "null");
+    if (saved && typeof saved.key === "string" && typeof saved.id === "string") return saved;
+  } catch {
+    // a damaged entry is as good as none
+  }
+  return null;
+}
+
+function keep(player) {
+  window.localStorage.setItem(STORE_KEY, JSON.stringify(player));
+}
+
+export function forgetPlayer() {
+  window.localStorage.removeItem(STORE_KEY);
+}
+
+// A code that says the stored key no longer signs in (revoked, or never valid).
+export function keyRefused(error) {
+  return error instanceof ProblemError && (error.code === "invalid_token" || error.code === "missing_token");
+}
+
+async function signInWithKey(key) {
+  const me = await api("GET", "/v1/players/me", { token: key });
+  const player = { id: me.id, name: me.name, key };
+  keep(player);
+  return player;
+}
+
+async function signUp(name) {
+  const created = await api("POST", "/v1/players", { body: { name } });
+  const player = { id: created.id, name: created.name, key: created.key };
+  keep(player);
+  return player;
+}
+
+// Fill the header's #account and the #sign-in panel; `changed(player or null)` is called
+// after a sign-in or a sign-out.
+export function mountAccount(changed) {
+  const header = document.getElementById("account");
+  const panel = document.getElementById("sign-in");
+  const problemBox = document.getElementById("problem");
+  let mode = playersMode();
+
+  function report(error) {
+    problemBox.dataset.source = "account";
+    showProblem(problemBox, error);
+  }
+
+  function draw() {
+    const player = currentPlayer();
+    if (player) {
+      header.replaceChildren(
+        el("span", { class: "who-am-i" }, ["Signed in as ", el("strong", { attrs: { id: "player-name" }, text: player.name })]),
+        el("button", {
+          class: "quiet", text: "Sign out", attrs: { type: "button", id: "sign-out" },
+          on: { click: () => { forgetPlayer(); draw(); changed(null); } },
+        }),
+      );
+      panel.hidden = true;
+      const key = document.getElementById("my-key");
+      if (key) key.value = player.key;
+    } else {
+      header.replaceChildren(el("span", { class: "muted", text: "Not signed in" }));
+      panel.hidden = false;
+    }
+    document.getElementById("sign-up").hidden = mode !== "open";
+    document.getElementById("operator-note").hidden = mode !== "operator";
+  }
+
+  async function done(promise, button, creating) {
+    button.disabled = true;
+    try {
+      const player = await promise;
+      if (problemBox.dataset.source === "account") showProblem(problemBox, null);
+      draw();
+      changed(player);
+    } catch (error) {
+      if (creating && error instanceof ProblemError && (error.status === 401 || error.status === 403)) {
+        // This gateway creates players only for its operator: a key is the way in.
+        mode = "operator";
+        draw();
+        report(new ProblemError(error.status, { detail: "Players here are created by the operator: paste the key you were given." }));
+      } else if (keyRefused(error)) {
+        report(new ProblemError(error.status, { detail: "This key does not sign anyone in. Check that it was pasted whole." }));
+      } else {
+        report(error);
+      }
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  document.getElementById("sign-up").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const name = form.elements.namedItem("player_name").value.trim();
+    if (!name) {
+      report(new ProblemError(422, { detail: "Type a name first." }));
+      return;
+    }
+    done(signUp(name), form.querySelector("button[type=submit]"), true);
+  });
+  document.getElementById("key-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const key = form.elements.namedItem("player_key").value.trim();
+    if (!key) {
+      report(new ProblemError(422, { detail: "Paste your player key first." }));
+      return;
+    }
+    done(signInWithKey(key), form.querySelector("button[type=submit]"), false);
+  });
+  draw();
+  return { signedOut: () => { forgetPlayer(); draw(); } };
+}
