@@ -122,7 +122,9 @@ def test_answers_to_another_origin_carry_no_allow_header(cors_gateway: Gateway) 
     for response in (
         cors_gateway.call("GET", f"/v1/tables/{table_id}", headers={"Origin": OTHER}),
         cors_gateway.call(
-            "POST", f"/v1/tables/{table_id}/actions", json={"action": "start"},
+            "POST",
+            f"/v1/tables/{table_id}/actions",
+            json={"action": "start"},
             headers={"Origin": OTHER},
         ),
     ):
