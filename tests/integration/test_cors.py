@@ -7,6 +7,7 @@ routes alike.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -159,5 +160,43 @@ def test_any_origin_when_the_operator_says_so(redis_url: str, evaluator_address:
         read = gateway.call("GET", "/v1/tables", headers={"Origin": OTHER})
         assert read.headers.get("Access-Control-Allow-Origin") == "*"
         assert "Access-Control-Allow-Credentials" not in read.headers
+    finally:
+        close_app(app)
+
+
+def test_a_rate_limited_page_reads_its_refusal_and_when_to_retry(
+    redis_url: str, evaluator_address: str
+) -> None:
+    app = make_app(
+        redis_url,
+        evaluator_address,
+        cors_origins=(APP,),
+        rate_limit_per_address=2,
+        rate_limit_per_token=0,
+        rate_limit_window=3600,
+    )
+    try:
+        client = app.test_client()
+        # an address of its own, so no other test's requests share its bucket
+        address = {"REMOTE_ADDR": f"2001:db8:{uuid.uuid4().hex[:4]}::1"}
+        answers = [
+            client.get("/v1/tables", headers={"Origin": APP}, environ_overrides=address)
+            for _ in range(3)
+        ]
+        assert [answer.status_code for answer in answers] == [200, 200, 429]
+        refused = answers[-1]
+        assert refused.get_json()["code"] == "rate_limited"
+        assert refused.headers["Access-Control-Allow-Origin"] == APP
+        exposed = refused.headers["Access-Control-Expose-Headers"].split(", ")
+        assert "Retry-After" in refused.headers
+        assert "Retry-After" in exposed
+        limits = [name for name, _ in refused.headers.items() if name.startswith("RateLimit-")]
+        assert limits
+        assert all(name in exposed for name in limits)
+        # a preflight is answered before the limits: it still goes through
+        preflight = client.options(
+            "/v1/tables", headers={"Origin": APP, **PREFLIGHT}, environ_overrides=address
+        )
+        assert preflight.status_code == 204
     finally:
         close_app(app)
