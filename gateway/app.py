@@ -96,6 +96,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
 
     from gateway.http import flask_json
     from gateway.http.auth import AuthStep
+    from gateway.http.cors import CorsStep
     from gateway.http.docs import docs_blueprint
     from gateway.http.limits import request_limits
     from gateway.http.moves import MovesEndpoint
@@ -124,8 +125,9 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     app.register_blueprint(docs_blueprint)
     app.register_blueprint(pages_blueprint)
     # every request, moves and Flask's routes alike, passes these steps in this order
-    # who sent the request first: the rate limits count a player, not a key
-    steps: list[Step] = [AuthStep(players.credentials)]
+    # CORS first: a preflight needs no credential, and a refusal is readable by an allowed page;
+    # then who sent the request: the rate limits count a player, not a key
+    steps: list[Step] = [CorsStep(settings.cors_origins), AuthStep(players.credentials)]
     limits = request_limits(settings, service.store)
     if limits is not None:
         steps.append(RateLimitStep(limits))

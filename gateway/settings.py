@@ -46,6 +46,41 @@ def _words(raw: str) -> tuple[str, ...]:
     return tuple(word for word in raw.replace(",", " ").split() if word)
 
 
+def _origins(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated list of exact origins (scheme://host[:port]), or `*` alone."""
+    words = _words(env.get(name, ""))
+    if "*" in words:
+        if len(words) > 1:
+            raise ValueError(f"{name}: `*` stands alone, not beside other origins")
+        return ("*",)
+    return tuple(_origin(name, word) for word in words)
+
+
+def _origin(name: str, raw: str) -> str:
+    """`raw` as a browser writes it in `Origin` (lower case, no default port), or ValueError."""
+    scheme, separator, authority = raw.partition("://")
+    scheme = scheme.lower()
+    authority = authority.lower()
+    host, port = authority, ""
+    if authority.rfind(":") > authority.rfind("]"):  # a port (an IPv6 address is bracketed)
+        host, _, port = authority.rpartition(":")
+    malformed = (
+        not separator
+        or scheme not in ("http", "https")
+        or any(mark in authority for mark in "/?#@ ")
+        or (host != authority and not port.isdigit())
+        or not host.strip("[]")
+    )
+    if malformed:
+        raise ValueError(f"{name}: {raw!r} is not an origin (scheme://host[:port], http or https)")
+    if port and int(port) > 65535:
+        raise ValueError(f"{name}: {raw!r} has a port out of range")
+    default = {"http": "80", "https": "443"}[scheme]
+    if port and port != default:
+        return f"{scheme}://{host}:{int(port)}"
+    return f"{scheme}://{host}"
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the gateway reads from its environment (docs/configuration.md)."""
@@ -103,6 +138,9 @@ class Settings:
     quota_open_tables: int = 5
     quota_streams: int = 20
     players_per_address: int = 20
+    # Origins whose pages may call the API from a browser (gateway.http.cors; docs/api.md#cors):
+    # exact origins, or ("*",) for any; the gateway's own origin is always allowed.
+    cors_origins: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -168,4 +206,5 @@ class Settings:
             players_per_address=int(
                 _number(env, "PLAYERS_PER_ADDRESS", cls.players_per_address, 0, 10**6)
             ),
+            cors_origins=_origins(env, "CORS_ORIGINS"),
         )

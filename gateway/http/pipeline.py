@@ -59,11 +59,24 @@ class Exchange:
         return self.environ.get("HTTP_" + key)
 
 
+class Answered(Exception):  # noqa: N818 (an answer, not an error)
+    """Raised by a step's `before` that answers the request itself (a CORS preflight):
+    the endpoint is skipped, and every step's `after` still sees the answer."""
+
+    def __init__(self, status: int, headers: Headers, body: bytes = b"") -> None:
+        """The answer's status, headers and body."""
+        super().__init__(status)
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+
 class Step(Protocol):
     """A cross-cutting step: it sees every request before its endpoint, every answer after."""
 
     def before(self, exchange: Exchange) -> None:
-        """Check or prepare the request; raise an `ApiError` to refuse it."""
+        """Check or prepare the request; raise an `ApiError` to refuse it, `Answered` to
+        answer it."""
 
     def after(self, exchange: Exchange, status: int, headers: Headers) -> None:
         """See (and amend) the status and headers of the answer, refusals included."""
@@ -118,6 +131,8 @@ class Pipeline:
 
         try:
             result = self._answer(exchange, cast("StartResponse", respond))
+        except Answered as answer:
+            result = _send(respond, answer.status, list(answer.headers), answer.body)
         except HTTPException as error:
             if exchange.status is not None:
                 raise
