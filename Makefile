@@ -19,10 +19,13 @@ CLIENT_SOURCES := clients/python/cardroom_client clients/python/examples
 CHECKOV_VERSION := 3.3.30
 CHECKOV_VENV := .venv-checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION)
+# the TypeScript client: its packages (npm ci) and its types generated from the OpenAPI document
+TS_CLIENT := clients/typescript
+TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: all install install-run protos run test test-fast lint bench bench-evaluator \
 	bench-gateway loadtest loadtest-evaluator demo browser screenshots dist checkov clean \
-	test-images
+	test-images ts-client
 
 all: test
 
@@ -70,7 +73,13 @@ browser:
 		$$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq chromium >/dev/null; }
 
-test: protos $(DEV_STAMP) browser $(CHECKOV_STAMP)
+$(TS_STAMP): $(TS_CLIENT)/package-lock.json
+	cd $(TS_CLIENT) && npm ci --no-audit --no-fund
+	touch $@
+
+ts-client: $(TS_STAMP)
+
+test: protos $(DEV_STAMP) browser $(CHECKOV_STAMP) $(TS_STAMP)
 	$(BIN)/python -m pytest -q
 
 # the images built from deploy/ and run by compose under podman, played through the
@@ -91,7 +100,10 @@ $(CHECKOV_STAMP):
 
 checkov: $(CHECKOV_STAMP)
 
-lint: protos $(DEV_STAMP) $(CLIENT_LINT_STAMP) $(CHECKOV_STAMP)
+lint: protos $(DEV_STAMP) $(CLIENT_LINT_STAMP) $(CHECKOV_STAMP) $(TS_STAMP)
+	cd $(TS_CLIENT) && npx openapi-typescript ../../gateway/http/openapi.yaml \
+		--default-non-nullable=false -o node_modules/.schema-check.ts >/dev/null && \
+		diff -u src/schema.ts node_modules/.schema-check.ts && npx tsc -p tsconfig.test.json --noEmit
 	$(BIN)/ruff check gateway evaluator clients tests bench deploy
 	$(BIN)/ruff format --check gateway evaluator clients tests bench deploy
 	$(BIN)/mypy gateway evaluator clients/python/cardroom_client deploy tests bench
