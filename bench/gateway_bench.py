@@ -22,7 +22,9 @@ request with its garbage-collection policy on and off (bench/gateway_gc.py); `--
 splits a warm declare's CPU into its steps, in process (bench/gateway_steps.py);
 `--batch` compares the request rounds with the Redis commands of a gevent worker's
 requests batched (`REDIS_BATCH`, gateway.adapters.batching) and not, in alternating runs
-(bench/gateway_batch.py); `--profile` profiles a move and a showdown in process with
+(bench/gateway_batch.py); `--compression` measures only the bytes and the CPU of
+compressed answers against identity ones, in process (bench/gateway_compression.py);
+`--profile` profiles a move and a showdown in process with
 pyinstrument; `--quick` is a short run. Results are written as JSON to
 bench/results/gateway.json.
 """
@@ -752,6 +754,11 @@ def main() -> None:
         help="a warm declare's CPU step by step, in process, against /healthz",
     )
     parser.add_argument(
+        "--compression",
+        action="store_true",
+        help="only the bytes and CPU of answers in br and gzip against identity, in process",
+    )
+    parser.add_argument(
         "--batch",
         action="store_true",
         help="requests with the Redis commands batched (REDIS_BATCH) and not, alternating runs",
@@ -800,6 +807,9 @@ def main() -> None:
     }
     log(f"starting Redis, the evaluator and gunicorn ({config.label})")
     service = Service(config, durable=arguments.durable)
+    if arguments.compression:
+        compression_only(service, plan.rounds, results, log)
+        return
     load = Load()
     try:
         log("requests: /healthz, table reads, declares, settling declares")
@@ -859,6 +869,27 @@ def main() -> None:
     for name, text in results.get("profiles", {}).items():
         slug = "".join(c if c.isalnum() else "_" for c in name).strip("_")
         (RESULTS / f"gateway_profile_{slug}.txt").write_text(text)
+    print(f"\nresults written to {path}")
+
+
+def compression_only(
+    service: Service, rounds: int, results: dict[str, Any], log: Callable[[str], None]
+) -> None:
+    """`--compression`: that measurement alone (bench/results/gateway_compression.json)."""
+    from bench.gateway_compression import compression_costs
+    from bench.gateway_compression import report as compression_report
+
+    try:
+        log("answers in identity, gzip and br, in process")
+        results["compression"] = compression_costs(
+            service.redis.url, service.evaluator.address, rounds
+        )
+    finally:
+        service.stop()
+    compression_report(results["compression"])
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / "gateway_compression.json"
+    path.write_text(json.dumps(results, indent=2))
     print(f"\nresults written to {path}")
 
 

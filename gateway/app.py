@@ -132,6 +132,16 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     if limits is not None:
         steps.append(RateLimitStep(limits))
     steps.append(BodyStep())
+    if settings.compression_min_bytes:
+        from gateway.http.compression import CompressionStep
+
+        steps.append(
+            CompressionStep(
+                settings.compression_min_bytes,
+                settings.compression_brotli_quality,
+                settings.compression_gzip_level,
+            )
+        )
     # the moves, the requests the gateway answers most, are answered below Flask
     install_pipeline(app, steps, [MovesEndpoint(service)])
     if settings.clock:

@@ -121,6 +121,11 @@ class Settings:
     trusted_proxies: int = 0
     # Allocations between a worker's young garbage collections (gateway.runtime.gc_policy; 0: off).
     gc_threshold: int = DEFAULT_YOUNG_THRESHOLD
+    # Answers of at least this many bytes are compressed as the client asks (0: none are;
+    # gateway.http.compression), at brotli's quality and zlib's level below.
+    compression_min_bytes: int = 1024
+    compression_brotli_quality: int = 4
+    compression_gzip_level: int = 6
     # Players (gateway.service.players, docs/players.md): "open" (anyone may create one) or
     # "operator" (created with an operator key, or from the operator's identity provider).
     players_mode: str = "open"
@@ -186,6 +191,15 @@ class Settings:
                 env, "RATE_LIMIT_WINDOW_SECONDS", cls.rate_limit_window, 1, 86_400
             ),
             trusted_proxies=int(_number(env, "TRUSTED_PROXIES", cls.trusted_proxies, 0, 16)),
+            compression_min_bytes=int(
+                _number(env, "COMPRESSION_MIN_BYTES", cls.compression_min_bytes, 0, 10**9)
+            ),
+            compression_brotli_quality=int(
+                _number(env, "COMPRESSION_BROTLI_QUALITY", cls.compression_brotli_quality, 0, 11)
+            ),
+            compression_gzip_level=int(
+                _number(env, "COMPRESSION_GZIP_LEVEL", cls.compression_gzip_level, 1, 9)
+            ),
             gc_threshold=int(_number(env, "GATEWAY_GC_THRESHOLD", cls.gc_threshold, 0, 10**7)),
             players_mode=_choice(env, "PLAYERS_MODE", cls.players_mode, ("open", "operator")),
             operator_keys_file=env.get("OPERATOR_KEYS_FILE") or None,

@@ -83,6 +83,7 @@ SLOW = (
     "tests/integration/test_fault_injection.py",
     "tests/integration/test_races.py",
     "tests/integration/test_gunicorn_process.py",
+    "tests/integration/test_compression_gunicorn.py",
     "tests/integration/test_evaluator_process.py",
     "tests/integration/test_clock_process.py",
     "tests/integration/test_locustfile.py",

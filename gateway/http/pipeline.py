@@ -10,6 +10,12 @@ any failure into a problem+json answer (`gateway.http.problems`) and counts the 
 in the metrics. Flask itself keeps no hook of its own for any of these: its exceptions
 propagate to the pipeline, so a move and a table read meet the same steps in the same
 order. A new cross-cutting step is one more `Step` in the list.
+
+A step's `after` sees the status and headers only. One that must rewrite the body too
+(compression) registers a `BodyFilter` on the exchange from its `after`: the pipeline
+then holds the answer back, joins its body, runs the filters in order (each may amend
+the headers it was given) and sends the result with its new Content-Length. An answer
+no filter was registered for (an event stream, for one) flows through untouched.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 Headers = list[tuple[str, str]]
+# a filter of an answer's whole body, registered by a step's `after` (`Exchange.filters`)
+BodyFilter = Callable[[bytes], bytes]
 # the environ key where Flask's router leaves the rule it matched (the metrics' label)
 ROUTE_KEY = "cardroom.route"
 # the environ key of a route that is not timed (a long poll or a stream)
@@ -40,7 +48,7 @@ UNMATCHED = "unmatched"
 class Exchange:
     """One request on its way through the pipeline, and what the steps learnt of it."""
 
-    __slots__ = ("body", "environ", "method", "path", "route", "status")
+    __slots__ = ("body", "environ", "filters", "method", "path", "route", "status")
 
     def __init__(self, environ: WSGIEnvironment) -> None:
         """The request of `environ`: its body is read by the body step."""
@@ -50,6 +58,7 @@ class Exchange:
         self.route: str = UNMATCHED
         self.body = b""
         self.status: int | None = None
+        self.filters: list[BodyFilter] = []
 
     def header(self, name: str) -> str | None:
         """The request header `name` as sent, None when absent."""
@@ -120,13 +129,20 @@ class Pipeline:
         """Answer one request."""
         started = time.perf_counter()
         exchange = Exchange(environ)
+        held: list[tuple[str, Headers, OptExcInfo | None]] = []
+        written: list[bytes] = []
 
         def respond(
             status: str, headers: Headers, exc_info: OptExcInfo | None = None
         ) -> Callable[[bytes], object]:
             exchange.status = int(status[:3])
+            exchange.filters.clear()  # an answer started again (exc_info) starts afresh
+            held.clear()
             for step in self.steps:
                 step.after(exchange, exchange.status, headers)
+            if exchange.filters:
+                held.append((status, headers, exc_info))
+                return written.append
             return start_response(status, headers, exc_info)
 
         try:
@@ -144,6 +160,8 @@ class Pipeline:
             if exchange.status is not None:
                 raise  # the answer has begun: nothing else can be said
             result = self._problem(exchange, error, respond)
+        if held:
+            result = _filtered(result, written, held[0], exchange.filters, start_response)
         route = environ.get(ROUTE_KEY, exchange.route)
         timed = None if environ.get(UNTIMED_KEY) else started
         observe_request(exchange.method, route, exchange.status or 500, timed)
@@ -178,6 +196,29 @@ def _send(
     if body:
         headers.insert(1, ("Content-Length", str(len(body))))
     respond(_STATUS_LINES.get(status) or status_line(status), headers)
+    return [body]
+
+
+def _filtered(
+    result: Iterable[bytes],
+    written: list[bytes],
+    answer: tuple[str, Headers, OptExcInfo | None],
+    filters: Sequence[BodyFilter],
+    start_response: StartResponse,
+) -> list[bytes]:
+    """The held answer's whole body through `filters`, then sent with its new length."""
+    try:
+        body = b"".join([*written, *result])
+    finally:
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+    status, headers, exc_info = answer
+    for body_filter in filters:
+        body = body_filter(body)
+    headers[:] = [(name, value) for name, value in headers if name.lower() != "content-length"]
+    headers.append(("Content-Length", str(len(body))))
+    start_response(status, headers, exc_info)
     return [body]
 
 

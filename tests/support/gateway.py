@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import brotli
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -94,7 +96,9 @@ class Gateway(TableCalls):
         if player is not None:
             headers.update(player.auth)
         response = self.client.open(path, method=method, headers=headers, **kwargs)
-        if response.is_json:
+        if response.is_json and "Content-Encoding" in response.headers:
+            self.received.append((player.name if player else None, decoded_json(response)))
+        elif response.is_json:
             self.received.append((player.name if player else None, response.get_json()))
         elif response.mimetype == "text/event-stream":
             self.received.append((player.name if player else None, response.get_data(True)))
@@ -154,6 +158,17 @@ class Gateway(TableCalls):
         )
         assert response.status_code == 200, response.get_json()
         return dict(response.get_json())
+
+
+def decoded_json(response: Any) -> Any:
+    """The JSON of an answer in its Content-Encoding (br, gzip or none)."""
+    body = response.get_data()
+    coding = response.headers.get("Content-Encoding")
+    if coding == "br":
+        body = brotli.decompress(body)
+    elif coding == "gzip":
+        body = gzip.decompress(body)
+    return json.loads(body)
 
 
 def gateway_settings(redis_url: str, evaluator_address: str, **overrides: Any) -> Settings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections.abc import Iterator
@@ -33,6 +34,9 @@ class NumberConverter(IntegerConverter):
 
 
 _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+# seconds a client or a shared cache may reuse the lobby, and a viewer a finished deal
+LOBBY_MAX_AGE = 2
+HISTORY_MAX_AGE = 3600
 
 
 def _service() -> TableService:
@@ -128,7 +132,16 @@ def create_table() -> Response:
 def lobby() -> Response:
     """The lobby, newest tables first."""
     limit = _int_arg("limit", 20, 1, 100)
-    return jsonify(_service().lobby(limit, request.args.get("cursor")))
+    response = jsonify(_service().lobby(limit, request.args.get("cursor")))
+    # the same for everyone, and a lobby two seconds old is still a fair lobby
+    response.headers["Cache-Control"] = f"public, max-age={LOBBY_MAX_AGE}"
+    digest = hashlib.blake2b(response.get_data(), digest_size=12).hexdigest()
+    response.headers["ETag"] = f'"{digest}"'
+    if _none_match(request.headers.get("If-None-Match"), digest):
+        response.set_data(b"")
+        response.status_code = 304
+        del response.headers["Content-Type"]
+    return response
 
 
 @tables_blueprint.get("/v1/tables/<table_id>")
@@ -307,9 +320,11 @@ def stream_ticket(table_id: str) -> Response:
 @tables_blueprint.get("/v1/tables/<table_id>/hands/<number:hand_number>")
 def hand_history(table_id: str, hand_number: int) -> Response:
     """One finished deal: events, showdown, pot flow and fairness proof, as the caller
-    may see them (a seat's own cards only with its token): never kept by a shared cache."""
+    may see them (a seat's own cards only with its token): kept by the viewer's own cache
+    for an hour, never by a shared one."""
     viewer, _ = _viewer(table_id)
     response = jsonify(_service().hand_history(table_id, hand_number, viewer))
-    response.headers["Cache-Control"] = "private, no-cache"
+    # a finished deal's history never changes, but each viewer sees their own
+    response.headers["Cache-Control"] = f"private, max-age={HISTORY_MAX_AGE}"
     response.headers["Vary"] = "Authorization"
     return response
