@@ -1062,7 +1062,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The table has not changed since the ETag in If-None-Match. */
+        /** @description The resource has not changed since the ETag in If-None-Match. */
         NotModified: {
             headers: {
                 ETag: components["headers"]["ETag"];
@@ -1636,21 +1636,29 @@ export interface operations {
                 /** @description An opaque `next_cursor` from the previous page. */
                 cursor?: components["parameters"]["Cursor"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The table's ETag as last seen; 304 if it has not changed.
+                 * @example "4"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description One page of tables. */
+            /** @description One page of tables: public, max-age=2, its ETag a digest of the body. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TablePage"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadQuery"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
