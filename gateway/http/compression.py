@@ -138,11 +138,18 @@ def _replace(headers: Headers, name: str, value: str) -> None:
 
 
 def _add_vary(headers: Headers) -> None:
-    vary = _header(headers, "Vary")
-    if vary is None:
-        headers.append(("Vary", "Accept-Encoding"))
-    elif "accept-encoding" not in vary.lower() and vary.strip() != "*":
-        _replace(headers, "Vary", f"{vary}, Accept-Encoding")
+    """Add Accept-Encoding to the answer's Vary, keeping every name its Vary headers (one
+    or several: other steps append theirs) already list."""
+    names = [
+        name.strip()
+        for key, value in headers
+        if key.lower() == "vary"
+        for name in value.split(",")
+        if name.strip()
+    ]
+    if "*" in names or "accept-encoding" in {name.lower() for name in names}:
+        return
+    _replace(headers, "Vary", ", ".join([*names, "Accept-Encoding"]))
 
 
 # the environ key where the step leaves the coding suffix a conditional request carried

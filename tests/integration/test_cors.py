@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,16 @@ def cors_gateway(redis_url: str, evaluator_address: str) -> Iterator[Gateway]:
     close_app(app)
 
 
+def vary(response: Any) -> set[str]:
+    """The header names an answer's Vary lists, across every Vary header it has."""
+    return {
+        name.strip()
+        for value in response.headers.get_all("Vary")
+        for name in value.split(",")
+        if name.strip()
+    }
+
+
 def allow_headers(response: object) -> dict[str, str]:
     """The Access-Control-Allow-* headers of an answer."""
     headers = response.headers  # type: ignore[attr-defined]
@@ -51,7 +62,7 @@ def test_a_preflight_from_an_allowed_origin_is_answered_without_a_credential(
             "Access-Control-Allow-Headers": ALLOW_HEADERS,
             "Access-Control-Max-Age": "600",
         }, path
-        assert "Origin" in response.headers.get_all("Vary")
+        assert "Origin" in vary(response)
         assert "Access-Control-Allow-Credentials" not in response.headers
     for name in ("Authorization", "Idempotency-Key", "If-Match", "Prefer", "Last-Event-ID"):
         assert name in ALLOW_HEADERS
@@ -64,7 +75,7 @@ def test_a_preflight_from_another_origin_gets_no_allow_header(cors_gateway: Gate
     )
     assert response.status_code == 204
     assert allow_headers(response) == {}
-    assert "Origin" in response.headers.get_all("Vary")
+    assert "Origin" in vary(response)
 
 
 def test_answers_to_an_allowed_page_name_its_origin_and_expose_the_headers_it_reads(
@@ -108,7 +119,7 @@ def test_answers_to_an_allowed_page_name_its_origin_and_expose_the_headers_it_re
     for name, response in answers.items():
         assert response.headers.get("Access-Control-Allow-Origin") == APP, name
         assert response.headers.get("Access-Control-Expose-Headers") == EXPOSE_HEADERS, name
-        assert "Origin" in response.headers.get_all("Vary"), name
+        assert "Origin" in vary(response), name
         assert "Access-Control-Allow-Credentials" not in response.headers, name
     answers["stream"].close()
     exposed = EXPOSE_HEADERS.split(", ")
@@ -130,7 +141,7 @@ def test_answers_to_another_origin_carry_no_allow_header(cors_gateway: Gateway) 
         ),
     ):
         assert allow_headers(response) == {}
-        assert "Origin" in response.headers.get_all("Vary")
+        assert "Origin" in vary(response)
 
 
 def test_the_gateways_own_origin_is_always_allowed(gateway: Gateway) -> None:

@@ -1070,6 +1070,14 @@ export interface components {
             };
             content?: never;
         };
+        /** @description The page has not changed since the ETag in If-None-Match. */
+        PageNotModified: {
+            headers: {
+                ETag: components["headers"]["DigestETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The request cannot be read. */
         BadRequest: {
             headers: {
@@ -1464,8 +1472,10 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description The table version as a strong entity tag, e.g. `"4"`. */
+        /** @description The table version as a strong entity tag, e.g. `"4"`; a compressed answer's tag names its coding too (`"4-br"`, `"4-gzip"`). */
         ETag: string;
+        /** @description A strong entity tag made of a digest of the body, e.g. `"b2dd2d6124d26d3c75957bac"`; a compressed answer's tag names its coding too (`"...-br"`, `"...-gzip"`). */
+        DigestETag: string;
         /** @description The new resource's URL (the table's, or `/v1/players/me`). */
         Location: string;
         /** @description Seconds to wait before retrying. */
@@ -1651,14 +1661,14 @@ export interface operations {
             /** @description One page of tables: public, max-age=2, its ETag a digest of the body. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    ETag: components["headers"]["DigestETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TablePage"];
                 };
             };
-            304: components["responses"]["NotModified"];
+            304: components["responses"]["PageNotModified"];
             400: components["responses"]["BadQuery"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
