@@ -506,6 +506,17 @@ def holds_combination(cards: list[str], wild_rank: int) -> Any:
     return rank_paiute([parse_card(card) for card in cards], wild_rank)
 
 
+def best_call(hand: list[str], wild_rank: int, keep: str | None) -> tuple[Any, list[str]]:
+    """The best call the rules allow with `hand` and the cards it shows: six cards valued
+    as a six-card combination, or five with the sixth discarded (never `keep`, the card
+    taken from the pile), as docs/rules.md says."""
+    candidates = [list(hand)]
+    if len(hand) == 6:
+        candidates += [[c for c in hand if c != out] for out in hand if out != keep]
+    ranked = [(holds_combination(cards, wild_rank), cards) for cards in candidates]
+    return max(ranked, key=lambda pair: pair[0].strength)
+
+
 def choose_source(hand: list[str], top: str | None, wild_rank: int) -> str:
     """Take the pile's card when it calls, is wild or matches a rank held; else the stock."""
     if top is None:
@@ -543,10 +554,9 @@ def play_paiute_turn(person: Seat, table: dict[str, Any]) -> None:
         return
     drawn = table["you"]["drawn"]
     keep = drawn["card"] if drawn and drawn["source"] == "discard" else None
-    value = holds_combination(hand, wild)
+    value, show = best_call(hand, wild, keep)
     if value.strength > 0:
         expect(page.locator("#hint")).to_contain_text(f"You can call: {value.description}")
-        show = [card for card in hand if card != value.leftover or card == keep]
         for card in show:
             page.locator(f'#my-cards [data-card="{card}"]').tap()
             expect(page.locator(f'#my-cards [data-card="{card}"]')).to_have_attribute(
