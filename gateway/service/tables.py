@@ -779,9 +779,15 @@ class TableService(TableQueries):
         try:
             state, events = change.move(record.state)
             state, events = self._settle(state, events)
-        except RuleError as error:
-            failure = from_rule_error(error.code, error.detail, error.field)
-            if remember_key is not None:
+        except (RuleError, ApiError) as error:
+            # a refusal (by the rules or by the gateway's own checks in the move) is the
+            # request's answer: a retry with the key gets it again, whatever came since
+            failure = (
+                error
+                if isinstance(error, ApiError)
+                else from_rule_error(error.code, error.detail, error.field)
+            )
+            if remember_key is not None and failure.status < 500:
                 self.replays.remember(remember_key, idempotency, error_outcome(failure))
             raise failure from None
         return record, state, events

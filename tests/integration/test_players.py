@@ -88,6 +88,25 @@ def test_a_player_holds_one_seat_a_table(gateway: Gateway) -> None:
     assert_problem(again, 409, "already_seated")
 
 
+def test_a_refused_seat_stays_the_answer_to_its_key_after_the_seat_is_freed(
+    gateway: Gateway,
+) -> None:
+    table_id = gateway.create()
+    ann = gateway.sit(table_id, "ann")
+    assert ann.account is not None
+    path, body = f"/v1/tables/{table_id}/seats", {"name": "ann2", "buy_in": 50}
+    headers = {"Idempotency-Key": "second-seat"}
+    first = gateway.call("POST", path, ann.account, json=body, headers=headers)
+    assert_problem(first, 409, "already_seated")
+    left = gateway.call("DELETE", f"/v1/tables/{table_id}/seats/{ann.seat}", ann)
+    assert left.status_code == 200, left.get_json()
+    # the retry gets the first answer, not a seat the first request was refused
+    again = gateway.call("POST", path, ann.account, json=body, headers=headers)
+    assert_problem(again, 409, "already_seated")
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert gateway.table(table_id)["seats"] == {}
+
+
 # ---------------------------------------------------------------- a player's own past
 
 
