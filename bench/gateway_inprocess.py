@@ -237,6 +237,8 @@ def _settings(redis_url: str, evaluator_address: str) -> Any:
             "RATE_LIMIT_PER_TOKEN": "0",
             # every player comes from one address
             "PLAYERS_PER_ADDRESS": "0",
+            # its players buy in 100,000 chips, at many tables each
+            "PLAY_MONEY_GRANT": str(10**12),
             "LOG_LEVEL": "warning",
         }
     )

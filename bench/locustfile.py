@@ -46,7 +46,8 @@ PAIUTE_OPTIONS: dict[str, Any] = {
     "min_buy_in": 20,
     "max_buy_in": 100_000,
 }
-BUY_IN = 50_000
+# within a new player's play-money grant (10,000 in open mode)
+BUY_IN = 5_000
 
 
 class TableUser(HttpUser):

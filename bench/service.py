@@ -85,6 +85,8 @@ class Gateway(GunicornGateway):
             "RATE_LIMIT_PER_ADDRESS": "0",
             "RATE_LIMIT_PER_TOKEN": "0",
             "PLAYERS_PER_ADDRESS": "0",
+            # its players buy in 100,000 chips, at many tables each
+            "PLAY_MONEY_GRANT": str(10**12),
             **config.extra_env,
         }
         super().__init__(

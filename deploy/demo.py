@@ -3,12 +3,12 @@
     python -m deploy.demo [--url http://127.0.0.1:8000] [--timeout 60] [--operator-key KEY]
 
 Three players (ann, bo and cy) sign up (`POST /v1/players`; with an operator key when the
-gateway runs with PLAYERS_MODE=operator, from --operator-key or CARDROOM_OPERATOR_KEY) and
-play through the Python SDK (`cardroom_client`), each with a client that sends the
-player's key: ann creates a table, all sit down, the game starts, every seat makes its
-moves (with its seat token), the deal is watched
-to its settlement by long polls, then the hand history is fetched and its fairness
-proof checked: the leaves of the deck must hash to the commitment announced when the
+gateway runs with PLAYERS_MODE=operator, from --operator-key or CARDROOM_OPERATOR_KEY, which
+then deposits the chips they buy in with into their wallets) and play through the Python
+SDK (`cardroom_client`), each with a client that sends the player's key: ann creates a
+table, all sit down, the game starts, every seat makes its moves (with its seat token),
+the deal is watched to its settlement by long polls, then the hand history is fetched and
+its fairness proof checked: the leaves of the deck must hash to the commitment announced when the
 deal started, and the cards each seat was dealt (opened to it in the history it reads
 with its token) must be the ones the deck gave it, in dealing order. It prints a transcript; exit
 status 0 when every deal played was complete and verified, 1 otherwise (2 when the
@@ -113,6 +113,14 @@ def player_clients(
             return dict.fromkeys(PLAYERS, spectator)
         clients[name] = spectator.with_credential(key)
     say(f"players: {', '.join(PLAYERS)} signed up (POST /v1/players), each with a key")
+    if operator_key is not None:
+        # chips come from the operator here: a deposit into each wallet (docs/ledger.md)
+        operator = spectator.with_credential(operator_key)
+        for name, client in clients.items():
+            me = client.me()
+            if me.balance < 2 * BUY_IN:
+                operator.deposit(me.id, 2 * BUY_IN - me.balance, reference=f"demo {name}")
+        say(f"wallets: the operator deposited up to {2 * BUY_IN} chips for each player")
     return clients
 
 

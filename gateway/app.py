@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # the pure game modules under gateway.games must import witho
     from gateway.adapters.store import TableStore
     from gateway.service.players import PlayerService
     from gateway.service.tables import TableService
+    from gateway.service.wallets import WalletPolicy
     from gateway.settings import Settings
 
 
@@ -46,9 +47,19 @@ def build_service(settings: Settings, players: bool = True) -> TableService:
         closed_record_seconds=settings.closed_record_seconds,
         warm_tables=settings.warm_tables,
     )
+    service.wallets.policy = wallet_policy(settings)
     if players:
         service.players = build_players(settings, store)
+        service.players.wallets = service.wallets
     return service
+
+
+def wallet_policy(settings: Settings) -> WalletPolicy:
+    """The wallets' amounts and times, as `settings` say."""
+    from gateway.service.wallets import WalletPolicy
+
+    grant, daily = settings.wallet_amounts()
+    return WalletPolicy(grant, daily, settings.pending_transfer_seconds)
 
 
 def build_players(settings: Settings, store: TableStore) -> PlayerService:
@@ -101,6 +112,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     from gateway.http.limits import request_limits
     from gateway.http.moves import MovesEndpoint
     from gateway.http.pipeline import Step, install_pipeline
+    from gateway.http.routes.operator import operator_blueprint
     from gateway.http.routes.pages import pages_blueprint
     from gateway.http.routes.players import players_blueprint
     from gateway.http.routes.system import system_blueprint
@@ -117,11 +129,14 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     app.extensions["cardroom.service"] = service
     if service.players is None:  # a service built by the caller
         service.players = build_players(settings, service.store)
+        service.wallets.policy = wallet_policy(settings)
     players = service.players
+    players.wallets = service.wallets
     app.extensions["cardroom.players"] = players
     app.register_blueprint(system_blueprint)
     app.register_blueprint(tables_blueprint)
     app.register_blueprint(players_blueprint)
+    app.register_blueprint(operator_blueprint)
     app.register_blueprint(docs_blueprint)
     app.register_blueprint(pages_blueprint)
     # every request, moves and Flask's routes alike, passes these steps in this order

@@ -23,6 +23,17 @@ def _number(env: Mapping[str, str], name: str, default: float, low: float, high:
     return value
 
 
+def _optional_int(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return None
+    return int(_number(env, name, 0, 0, 10**12))
+
+
+# The play money of open mode: granted to a new player, and a wallet's daily floor.
+PLAY_MONEY = 10_000
+
+
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
     raw = env.get(name, "").strip().lower()
     if raw == "":
@@ -143,6 +154,13 @@ class Settings:
     quota_open_tables: int = 5
     quota_streams: int = 20
     players_per_address: int = 20
+    # Wallets (gateway.service.wallets, docs/ledger.md): chips granted to a new player and
+    # the floor a wallet is topped up to once a UTC day; None: 10,000 each in open mode,
+    # 0 (chips come only from an operator's deposits) in operator mode.
+    play_money_grant: int | None = None
+    play_money_daily: int | None = None
+    # A buy-in's reservation lasts this long before a sweeper may resolve it.
+    pending_transfer_seconds: float = 30.0
     # Origins whose pages may call the API from a browser (gateway.http.cors; docs/api.md#cors):
     # exact origins, or ("*",) for any; the gateway's own origin is always allowed.
     cors_origins: tuple[str, ...] = ()
@@ -221,4 +239,16 @@ class Settings:
                 _number(env, "PLAYERS_PER_ADDRESS", cls.players_per_address, 0, 10**6)
             ),
             cors_origins=_origins(env, "CORS_ORIGINS"),
+            play_money_grant=_optional_int(env, "PLAY_MONEY_GRANT"),
+            play_money_daily=_optional_int(env, "PLAY_MONEY_DAILY"),
+            pending_transfer_seconds=_number(
+                env, "PENDING_TRANSFER_SECONDS", cls.pending_transfer_seconds, 1, 3600
+            ),
         )
+
+    def wallet_amounts(self) -> tuple[int, int]:
+        """The play-money grant and daily floor, their defaults filled in by mode."""
+        default = PLAY_MONEY if self.players_mode == "open" else 0
+        grant = default if self.play_money_grant is None else self.play_money_grant
+        daily = default if self.play_money_daily is None else self.play_money_daily
+        return grant, daily

@@ -61,14 +61,42 @@ def redis_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisPro
 
 
 @pytest.fixture
-def redis_url(redis_process: RedisProcess) -> str:
-    """The private Redis, emptied for this test."""
+def redis_url(request: pytest.FixtureRequest, redis_process: RedisProcess) -> Iterator[str]:
+    """The private Redis, emptied for this test; after it, the ledger's audit over the
+    whole store must be clean (docs/ledger.md#the-audit), unless the test is marked
+    `ledger_unchecked` (it breaks the store on purpose)."""
     import redis
 
     if redis_process.process is None:
         redis_process.start()
     redis.Redis.from_url(redis_process.url).flushall()
-    return redis_process.url
+    yield redis_process.url
+    if request.node.get_closest_marker("ledger_unchecked") is None:
+        audit_store(redis_process)
+
+
+def audit_store(redis_process: RedisProcess) -> None:
+    """Fail unless the ledger's audit over the store is clean (a stopped Redis: nothing)."""
+    import redis
+
+    from gateway.adapters.wallets import WalletStore
+    from gateway.service.wallets import WalletService
+
+    if redis_process.process is None:
+        return
+    client = redis.Redis.from_url(redis_process.url, decode_responses=True)
+    try:
+        client.ping()
+    except redis.RedisError:
+        return
+    try:
+        wallets = WalletService(WalletStore(client))
+        wallets.clock = lambda: time.time() + 3600  # whatever is still in flight is due
+        wallets.sweep()
+        report = wallets.audit()
+    finally:
+        client.close()
+    assert report.clean, "the ledger's audit after the test:\n" + "\n".join(report.discrepancies)
 
 
 # The long suites (each over about five seconds on a loaded machine, measured with

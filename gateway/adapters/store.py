@@ -11,6 +11,8 @@ one Redis Cluster slot and one Lua script can change all of its keys at once:
     table:{id}:hand:<n>   JSON hand history of deal n, written when the deal ends
     table:{id}:idem:<key> JSON idempotency record (expires)
     table:{id}:closed     JSON closing record of a table closed for idleness (expires)
+    table:{id}:ledger     hash: the table's transfers; table:{id}:outbox, its cash-outs
+                          not yet relayed (gateway.adapters.wallets)
 
 and two keys shared by all tables:
 
@@ -187,11 +189,20 @@ class Commit:
     # one of the `extra` keys that must not exist yet (the move's idempotency record,
     # when it was not read first): the commit fails, writing nothing, if it does
     absent: str | None = None
+    # (key, field, value): entries of the table's ledger and outbox (gateway.adapters.wallets)
+    hsets: list[tuple[str, str, str]] = field(default_factory=list)
+    # the transfers the commit accepts are void after this time (Redis's clock): a
+    # commit that would land later writes nothing and raises TransferExpired
+    land_before: float | None = None
 
     @cached_property
     def state_bytes(self) -> bytes:
         """The state as written, encoded once (gateway.adapters.warm keeps these same bytes)."""
         return jsonio.dumps_bytes(self.state)
+
+
+class TransferExpired(Exception):  # noqa: N818 - a condition, like StopIteration
+    """A commit came after the time its transfers had to land by: nothing was written."""
 
 
 def deadline_field(deadline: float | None) -> str:
@@ -378,7 +389,14 @@ class TableStore:
         else:
             args += ["del", table_id]
             keys.append(LOBBY_KEY)
+        args.append(len(change.hsets))
+        for key, name, value in change.hsets:
+            keys.append(key)
+            args += [name, value]
+        args.append("" if change.land_before is None else repr(change.land_before))
         done = self._run(self._commit, keys, args)
+        if done == 3:
+            raise TransferExpired()
         if not done:
             return False
         if self.cluster and (done == 2 or change.close is not None):

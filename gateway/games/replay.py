@@ -44,6 +44,7 @@ def empty_table() -> Table:
         "reserve": 0,
         "chips_bought": 0,
         "chips_cashed": 0,
+        "chips_to_house": 0,
         "phase": "waiting",
         "deadline": None,
         "hand_number": 0,
@@ -80,7 +81,10 @@ def apply_event(table: Table, item: Mapping[str, Any]) -> None:
 
 def summary(state: Mapping[str, Any]) -> Table:
     """The part of a stored table state that its event log determines (see `replay`)."""
-    table = {key: state[key] for key in empty_table() if key not in ("seats", "deal")}
+    table = {
+        key: state[key] for key in empty_table() if key not in ("seats", "deal", "chips_to_house")
+    }
+    table["chips_to_house"] = state.get("chips_to_house", 0)
     table["seats"] = {
         key: {name: record[name] for name in ("name", "stack", "status", "leaving")}
         for key, record in state["seats"].items()
@@ -195,6 +199,13 @@ def _cashed_out(table: Table, data: Data) -> None:
     record = _seat(table, data["seat"])
     _expect(f"the cash-out of seat {data['seat']}", data["amount"], record["stack"])
     table["chips_cashed"] += int(data["amount"])
+
+
+def _reserve_to_house(table: Table, data: Data) -> None:
+    amount = int(data["amount"])
+    _expect("the reserve of a closed table", amount, table["reserve"])
+    table["reserve"] = 0
+    table["chips_to_house"] += amount
 
 
 def _left(table: Table, data: Data) -> None:
@@ -427,6 +438,8 @@ _HANDLERS: dict[str, Callable[[Table, Data], None]] = {
     "table_created": _no_change,
     # An idle table closes once every seat has cashed out (`cashed_out` and `left` above).
     "table_closed": _no_change,
+    # and a closed table's reserve goes to the house
+    "reserve_to_house": _reserve_to_house,
     "seated": _seated,
     "rebought": _rebought,
     "leaving": _leaving,

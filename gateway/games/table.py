@@ -56,6 +56,8 @@ def new_table(game: str, options: dict[str, Any], table_id: str, now: float) -> 
         "next_player_id": 1,
         "chips_bought": 0,
         "chips_cashed": 0,
+        # a closed table's reserve, gone to the house (`gateway.service.retention`)
+        "chips_to_house": 0,
         "deal": None,
     }
 

@@ -16,6 +16,10 @@ the lobby, the `deadline` field of each table hash, one ZMSCORE) plus a load and
 write per table found wrong: 10,000 tables cost 150 small reads spread over 50
 ticks, instead of 10,000 full loads in one tick.
 
+Every `WalletPolicy.sweep_seconds` it also runs the ledger's sweeper
+(`gateway.service.wallets`): reservations a crashed gateway left are posted or voided,
+cash-outs it did not relay are relayed.
+
 Run as its own process with `CLOCK_HEARTBEAT_FILE` set, the clock touches that file
 after every tick (`gateway.runtime.heartbeat`), and its liveness probe checks the file's age.
 """
@@ -63,6 +67,7 @@ class Clock:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_sweep = -float("inf")
+        self._last_ledger_sweep = -float("inf")
         # the repair pass goes on after this creation time; None between passes
         self._sweep_after: float | None = None
         self._sweeping = False
@@ -83,6 +88,14 @@ class Clock:
                     log.warning(
                         "deadline not applied yet", extra={"table": table_id, "code": error.code}
                     )
+        wallets = self.service.wallets
+        if time.monotonic() - self._last_ledger_sweep >= wallets.policy.sweep_seconds:
+            # reservations and cash-outs a crashed process left (gateway.service.wallets)
+            self._last_ledger_sweep = time.monotonic()
+            try:
+                wallets.sweep()
+            except Exception:
+                log.exception("ledger sweep failed")
         if not self._sweeping and time.monotonic() - self._last_sweep >= self.sweep_every:
             self._last_sweep = time.monotonic()
             self._sweeping = True

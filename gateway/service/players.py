@@ -22,6 +22,7 @@ from gateway.errors import problem
 from gateway.games.common import display_name
 from gateway.service.credentials import Credentials, Principal, new_player_key
 from gateway.service.visibility import Viewer
+from gateway.service.wallets import WalletService
 
 log = logging.getLogger("cardroom.players")
 
@@ -78,6 +79,8 @@ class PlayerService:
         self.clock = clock
         # identity-provider players this process knows exist (bounded, oldest out)
         self._known: OrderedDict[str, None] = OrderedDict()
+        # their wallets (`gateway.service.wallets`), once the app attaches them
+        self.wallets: WalletService | None = None
 
     # -- players and keys ----------------------------------------------------------
 
@@ -96,6 +99,8 @@ class PlayerService:
         ):
             player = new_player_id()
         key_id, key = self._new_key(player, now)
+        if self.wallets is not None:
+            self.wallets.open(player)
         return {"id": player, "name": shown, "created_at": now, "key": key, "key_id": key_id}
 
     def ensure_jwt_player(self, player: str, claims: dict[str, Any]) -> None:
@@ -105,7 +110,7 @@ class PlayerService:
         raw_name = claims.get("name") or claims.get("preferred_username")
         shown = display_name(raw_name, MAX_PLAYER_NAME) if isinstance(raw_name, str) else None
         shown = shown or "player " + player[2:8]
-        self.store.create(
+        created = self.store.create(
             player,
             {
                 "name": shown,
@@ -114,6 +119,8 @@ class PlayerService:
                 "subject": digest(f"{claims.get('iss')}\0{claims['sub']}")[:16],
             },
         )
+        if created and self.wallets is not None:
+            self.wallets.open(player)
         self._known[player] = None
         while len(self._known) > KNOWN_PLAYERS:
             self._known.popitem(last=False)
@@ -136,11 +143,16 @@ class PlayerService:
         player = principal.require_player()
         found = self.record(player)
         keys = self.store.keys(player)
+        wallet = {"balance": 0, "pending": 0}
+        if self.wallets is not None:
+            self.wallets.top_up(player)
+            wallet = self.wallets.balance(player)
         return {
             "id": player,
             "name": found["name"],
             "created_at": float(found["created_at"]),
             "origin": found.get("origin", "open"),
+            **wallet,
             "key_id": principal.key_id,
             "keys": sorted(
                 (

@@ -69,6 +69,14 @@ class Retention:
             events += more
         if not state["seats"]:
             state["closed_at"] = now
+            if state["reserve"] > 0:
+                # nobody is left to play for it: the reserve goes to the house
+                amount = state["reserve"]
+                state["reserve"] = 0
+                state["chips_to_house"] = state.get("chips_to_house", 0) + amount
+                events.append(
+                    {"type": "reserve_to_house", "data": {"amount": amount}, "visible_to": None}
+                )
             events.append(
                 {
                     "type": "table_closed",

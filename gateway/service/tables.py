@@ -20,7 +20,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gateway import jsonio
@@ -30,11 +30,13 @@ from gateway.adapters.store import (
     MoveRead,
     TableRecord,
     TableStore,
+    TransferExpired,
     closed_key,
     hand_key,
     idempotency_key,
     token_digest,
 )
+from gateway.adapters.wallets import WalletStore, table_outbox_key
 from gateway.adapters.warm import TableReader, WarmTables
 from gateway.errors import (
     ApiError,
@@ -51,10 +53,12 @@ from gateway.service.credentials import Principal
 from gateway.service.decks import new_table_id, shuffled_deck
 from gateway.service.dispatch import GAMES, game_of, table_state, transition
 from gateway.service.idempotency import Idempotency, IfMatch, Outcome, Replays, error_outcome
+from gateway.service.ledger import valid_amount
 from gateway.service.players import PlayerService
 from gateway.service.queries import TableQueries, account_viewer
 from gateway.service.retention import Retention
 from gateway.service.visibility import SPECTATOR, Viewer, public_event
+from gateway.service.wallets import Reservation, WalletService
 from gateway.telemetry import WARM_MOVES
 
 log = logging.getLogger("cardroom.tables")
@@ -77,6 +81,15 @@ Respond = Callable[[dict[str, Any], list[dict[str, Any]]], Outcome]
 TokenSets = Callable[[dict[str, Any], list[dict[str, Any]]], dict[str, str]]
 
 
+@dataclass(frozen=True)
+class Payment:
+    """Chips a change takes from a player's wallet onto the table."""
+
+    player: str
+    kind: str
+    amount: int
+
+
 @dataclass
 class Change:
     """One change of a table: how to compute it and answer it, and what it must respect.
@@ -85,7 +98,8 @@ class Change:
     matches the table's version, or the one `also_matches` gives; `token_sets` are seat
     tokens the change grants, `seal` the one its replays return; a change that computes
     no event writes nothing with `skip_empty`; `activity` marks the table as played at;
-    every change but a turn's hold (`holding`) ends that hold's `turn_held_from`.
+    every change but a turn's hold (`holding`) ends that hold's `turn_held_from`;
+    `accepts` are the wallet reservations its commit accepts (`gateway.service.wallets`).
     """
 
     move: Move
@@ -101,6 +115,8 @@ class Change:
     activity: bool = True
     also_matches: Callable[[TableRecord], int | None] | None = None
     holding: bool = False
+    # chips reserved in a wallet that the change takes onto the table (a buy-in, a rebuy)
+    accepts: list[Reservation] = field(default_factory=list)
 
 
 class SeatHolder:
@@ -164,6 +180,9 @@ class TableService(TableQueries):
         self.reader = TableReader(store, self.warm)
         # players' quotas and seats (`gateway.service.players`), once the app attaches them
         self.players: PlayerService | None = None
+        # the wallets chips come from and go back to (`gateway.service.wallets`)
+        # (on the real clock: its deadlines are checked against Redis's own)
+        self.wallets = WalletService(WalletStore(store.client))
 
     def create_table(
         self, body: Mapping[str, Any], idempotency: Idempotency | None, owner: str | None = None
@@ -322,8 +341,15 @@ class TableService(TableQueries):
             }
 
         change = Change(move, respond, idempotency=idempotency, token_sets=tokens, seal=token)
+
+        def payer(read: MoveRead) -> Payment | None:
+            # the chips come from the player's wallet (an invalid amount the rules refuse)
+            if account is None or not valid_amount(buy_in):
+                return None
+            return Payment(account, "buy_in", buy_in)
+
         try:
-            return self._change(table_id, change)
+            return self._funded(table_id, change, payer)
         except ApiError as error:
             if noted and error.status < 500 and account is not None and self.players is not None:
                 # refused: unlisted, unless a copy of the request raced this one and won
@@ -331,6 +357,56 @@ class TableService(TableQueries):
                 if record is None or account_viewer(record.state, account).seat is None:
                     self.players.unnote_seat(account, table_id)
             raise
+
+    def _funded(
+        self, table_id: str, change: Change, payer: Callable[[MoveRead], Payment | None]
+    ) -> Outcome:
+        """`_change` for a change paid from a wallet (`payer` says whose, from the table
+        read): tried on the table first, so that a refusal or a replay touches no
+        wallet; then the chips reserved, the change made, and the reservation posted
+        when its commit took it, voided when it surely did not (refused or replayed),
+        left to the sweeper when that is not known (the store failed)."""
+        idempotency = change.idempotency
+        idem_key = idempotency_key(table_id, idempotency.key) if idempotency else None
+        read, fresh = self.reader.read(table_id, change.token, idem_key, copy=True)
+        payment = payer(read)
+        if payment is None:
+            return self._change(table_id, change, (read, fresh))
+        try:
+            tried = self._compute(table_id, change, read, idem_key if fresh else None)
+        except ApiError:
+            if fresh:
+                raise
+            # refused by this process's copy: only a fresh read refuses
+            self.reader.forget(table_id)
+            read, fresh = self.reader.read(table_id, change.token, idem_key, copy=False)
+            tried = self._compute(table_id, change, read, idem_key)
+        if isinstance(tried, Outcome):
+            return tried  # a replay
+        change.accepts.append(
+            self.wallets.reserve(payment.player, table_id, payment.kind, payment.amount)
+        )
+        try:
+            outcome = self._change(table_id, change, (read, fresh))
+        except ApiError as error:
+            if error.status < 500:
+                for reservation in change.accepts:
+                    self.wallets.void(reservation)
+            raise
+        replayed = outcome.headers.get("Idempotent-Replayed") == "true"
+        for reservation in change.accepts:
+            try:
+                if replayed:
+                    self.wallets.void(reservation)
+                else:
+                    self.wallets.post(reservation)
+            except Exception:  # the sweeper posts it
+                log.warning(
+                    "reservation left to the sweeper",
+                    extra={"transfer": reservation.transfer_id},
+                    exc_info=True,
+                )
+        return outcome
 
     def seats_of(self, account: str) -> list[dict[str, Any]]:
         """Every seat the player `account` holds, with the table as that seat sees it.
@@ -480,6 +556,15 @@ class TableService(TableQueries):
                 authorize=holder,
                 also_matches=held_version,
             )
+            if kind == "rebuy":
+
+                def payer(read: MoveRead) -> Payment | None:
+                    wallet = self._wallet_of(read, principal)
+                    if wallet is None or not valid_amount(action.get("amount")):
+                        return None
+                    return Payment(wallet, "rebuy", action["amount"])
+
+                return self._funded(table_id, change, payer)
             return self._change(table_id, change)
         except EvaluatorUnavailable as error:
             if kind != "call":
@@ -491,6 +576,20 @@ class TableService(TableQueries):
                 f"{error.detail} The call could not be ranked; the turn is held open until"
                 f" {held:.3f} (Unix time): call again then or sooner."
             ) from None
+
+    @staticmethod
+    def _wallet_of(read: MoveRead, principal: Principal) -> str | None:
+        """The player whose wallet pays for a move: the player, or the player who holds
+        the seat of a seat token (None: no such seat, which the move then refuses)."""
+        if principal.player is not None:
+            return principal.player
+        if read.record is None or read.player is None:
+            return None
+        local = read.player["player"]
+        for account, entry in (read.record.state.get("accounts") or {}).items():
+            if local in entry["players"]:
+                return str(account)
+        return None
 
     def _hold_turn(
         self, table_id: str, principal: Principal, action: Mapping[str, Any]
@@ -691,17 +790,23 @@ class TableService(TableQueries):
             if seat["player_id"] not in present
         ]
 
-    def _change(self, table_id: str, change: Change) -> Outcome:
+    def _change(
+        self, table_id: str, change: Change, first: tuple[MoveRead, bool] | None = None
+    ) -> Outcome:
         """Read, compute, commit; compute again on a lost race, at most MAX_ATTEMPTS times.
 
-        The first attempt may compute from this process's copy of the table; a refusal
-        is only given from a fresh read, except that the evaluator is unavailable (asking
-        it again would only wait longer).
+        The first attempt may compute from this process's copy of the table (or from
+        `first`, a read made already and whether it is fresh); a refusal is only given
+        from a fresh read, except that the evaluator is unavailable (asking it again
+        would only wait longer).
         """
         idempotency = change.idempotency
         idem_key = idempotency_key(table_id, idempotency.key) if idempotency else None
         for attempt in range(MAX_ATTEMPTS):
-            read, fresh = self.reader.read(table_id, change.token, idem_key, copy=attempt == 0)
+            if attempt == 0 and first is not None:
+                read, fresh = first
+            else:
+                read, fresh = self.reader.read(table_id, change.token, idem_key, copy=attempt == 0)
             try:
                 computed = self._compute(table_id, change, read, idem_key if fresh else None)
             except EvaluatorUnavailable:
@@ -730,10 +835,24 @@ class TableService(TableQueries):
                 )
                 if not fresh:
                     commit.absent = idem_key  # its replay record was not read
-            if self.store.commit(commit):
+            try:
+                landed = self.store.commit(commit)
+            except TransferExpired:
+                self.reader.forget(table_id)
+                raise ApiError(
+                    409,
+                    "conflict",
+                    "Too slow",
+                    "The change took longer than its chips may stay reserved; try again.",
+                    headers={"Retry-After": "1"},
+                ) from None
+            if landed:
                 if not fresh:
                     _WARM_HIT.inc()
                 self.reader.committed(commit, read, now)
+                outbox = table_outbox_key(table_id)
+                if any(key == outbox for key, _, _ in commit.hsets):
+                    self.wallets.relay_quietly(table_id)
                 return outcome
             self.reader.forget(table_id)
             if not fresh:
@@ -833,7 +952,51 @@ class TableService(TableQueries):
         if change.token_sets is not None:
             commit.token_sets = change.token_sets(state, stored)
         commit.token_deletes = self._departed_tokens(record.state, state)
+        self._ledger_writes(commit, change, record, state, stored, now)
         return commit, outcome
+
+    def _ledger_writes(
+        self,
+        commit: Commit,
+        change: Change,
+        record: TableRecord,
+        state: dict[str, Any],
+        stored: list[dict[str, Any]],
+        now: float,
+    ) -> None:
+        """The table's side of the chips this change moves: the reservations it accepts
+        into its ledger; its cash-outs and a closed table's reserve into its ledger and
+        its outbox (relayed to the wallets after the commit, `gateway.service.wallets`)."""
+        table_id = record.table_id
+        for reservation in change.accepts:
+            commit.hsets.append(self.wallets.table_entry(reservation))
+            commit.land_before = min(commit.land_before or reservation.expires, reservation.expires)
+        leaving = []
+        for item in stored:
+            amount = item["data"].get("amount", 0)
+            if item["type"] == "cashed_out" and amount > 0:
+                seat = str(item["data"]["seat"])
+                holder = record.state["seats"].get(seat) or state["seats"].get(seat) or {}
+                local = holder.get("player_id")
+                account = _account_of(state, local) or _account_of(record.state, local)
+                cause = {"table": table_id, "seat": int(seat), "hand": item["hand_number"]}
+                leaving.append(
+                    self.wallets.cash_out(table_id, item["id"], amount, account, now, cause)
+                )
+            elif item["type"] == "reserve_to_house" and amount > 0:
+                leaving.append(self.wallets.reserve_to_house(table_id, item["id"], amount, now))
+        if leaving:
+            writes, before = self.wallets.outgoing(table_id, leaving)
+            commit.hsets += writes
+            commit.land_before = min(commit.land_before or before, before)
+
+
+def _account_of(state: dict[str, Any], local: int | None) -> str | None:
+    """The player who held the table's local player id `local` (None: nobody)."""
+    for account, entry in (state.get("accounts") or {}).items():
+        if local in entry["players"]:
+            return str(account)
+    return None
 
 
 def _note_departures(state: dict[str, Any]) -> None:

@@ -485,7 +485,11 @@ def test_operator_mode_signs_in_with_a_pasted_key(
         assert b'<meta name="cardroom-players-mode" content="operator">' in html
         with pytest.raises(AssertionError, match="401"):
             call(base, "POST", "/v1/players", {"name": "eve"})
-        key = call(base, "POST", "/v1/players", {"name": "eve"}, operator_key)["key"]
+        eve = call(base, "POST", "/v1/players", {"name": "eve"}, operator_key)
+        key = eve["key"]
+        # chips come from the operator here
+        path = f"/v1/operator/players/{eve['id']}/deposits"
+        call(base, "POST", path, {"amount": 500}, operator_key)
         # A key that signs nobody in is refused in words.
         page.fill("#key-form input[name=player_key]", "crk_" + "x" * 43)
         page.locator("#key-form button[type=submit]").tap()

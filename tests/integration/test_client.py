@@ -462,6 +462,26 @@ def test_a_second_client_with_the_same_key_carries_on_playing(client: Client) ->
         assert again.my_seats() == []
 
 
+def test_the_wallet_pays_for_a_seat_and_its_ledger_pages(client: Client) -> None:
+    created = client.create_player("ann")
+    with Client(client.base_url, credential=created.key) as ann:
+        start = ann.me()
+        assert (start.balance, start.pending) == (10_000, 0)
+        table = ann.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))
+        seat = ann.take_seat(table.id, None, 120)
+        assert ann.me().balance == 10_000 - 120
+        page = ann.my_ledger(limit=1)
+        assert [(e.kind, e.amount, e.balance) for e in page.entries] == [
+            ("buy_in", 120, 10_000 - 120)
+        ]
+        assert page.entries[0].credit == f"table:{table.id}"
+        assert page.next is not None
+        seat.leave()
+        kinds = [entry.kind for entry in ann.ledger_entries(page_size=1)]
+        assert kinds == ["cash_out", "buy_in", "grant"]
+        assert ann.me().balance == 10_000
+
+
 def test_revoking_a_key_makes_the_client_s_next_write_fail(client: Client) -> None:
     ann = sign_up(client, "ann")
     table = ann.create_table(GutsOptions(turn_seconds=120, deal_pause_seconds=60))

@@ -62,6 +62,8 @@ def operator(
         jwt_issuer=provider.issuer,
         jwt_audience=provider.audience,
         jwt_jwks=str(jwks),
+        # operator mode grants nothing by default; the matrix's players need chips to sit
+        play_money_grant=10_000,
     )
     client = app.test_client()
     client.signs_in = False  # type: ignore[attr-defined]

@@ -123,13 +123,21 @@ def test_an_idempotent_warm_move_refuses_to_overwrite_its_record(
 
     first = rebuy()
     assert first.status_code == 200, first.get_json()
-    assert wire.take() == [["EVALSHA"]]
+    # the chips: the sweeper's pointer, the wallet's reservation; the commit; the post
+    assert wire.take() == [["ZADD"], ["EVALSHA"], ["EVALSHA"], ["EVALSHA"]]
     # a rebuy is legal again on the new state: the commit finds the record and
-    # writes nothing; the read that follows finds the record and replays it
+    # writes nothing; the read that follows finds the record and replays it, and the
+    # reservation is voided
     replay = rebuy()
     assert replay.headers["Idempotent-Replayed"] == "true"
     assert replay.get_json() == first.get_json()
-    assert wire.take() == [["EVALSHA"], ["HMGET", "HGETALL", "GET"]]
+    assert wire.take() == [
+        ["ZADD"],
+        ["EVALSHA"],
+        ["EVALSHA"],
+        ["HMGET", "HGETALL", "GET"],
+        ["EVALSHA"],
+    ]
     assert (
         gateway.table(table_id, players[0])["seats"][str(players[0].seat)]["stack"]
         == (first.get_json()["table"]["seats"][str(players[0].seat)]["stack"])
@@ -158,16 +166,18 @@ def test_an_idempotent_move_reads_its_record_in_the_same_round_trip(
 
 def test_seating_and_reading_round_trips(counted: tuple[Gateway, Wire]) -> None:
     """A seat: the player's key looked up once, the seat listed among the player's, one
-    read and one commit; a table or events read: one trip plus the read."""
+    read, the buy-in reserved in the wallet, one commit, the buy-in posted; a table or
+    events read: one trip plus the read."""
     gateway, wire = counted
     table_id = gateway.create()
     account = gateway.sign_up("solo")
     wire.take()
     player = gateway.sit(table_id, "solo", account=account)
-    assert wire.take() == [["GET"], ["SADD"], ["HMGET"], ["EVALSHA"]]
+    buy_in = [["ZADD"], ["EVALSHA"], ["EVALSHA"], ["EVALSHA"]]
+    assert wire.take() == [["GET"], ["SADD"], ["HMGET"], *buy_in]
     # the key is held in the process now: the next seat does not look it up
     gateway.sit(gateway.create(), "solo", account=account)
-    assert wire.take()[-3:] == [["SADD"], ["HMGET"], ["EVALSHA"]]
+    assert wire.take()[-6:] == [["SADD"], ["HMGET"], *buy_in]
 
     gateway.table(table_id, player)
     assert wire.take() == [["HMGET", "HGET"]]

@@ -24,19 +24,28 @@ from gateway.http.schemas import OPENAPI_PATH, StrictValidator, openapi_document
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 DOCUMENT_URI = "urn:test:openapi"
 # The request bodies the routes validate with parse_json_body.
-REQUEST_SCHEMAS = ("CreatePlayer", "CreateTable", "TakeSeat", "Action", "EvaluateRequest")
+REQUEST_SCHEMAS = (
+    "CreatePlayer",
+    "CreateTable",
+    "TakeSeat",
+    "Action",
+    "EvaluateRequest",
+    "WalletTransfer",
+)
 # Who may call what: the security requirements of each operation, by operationId.
 Requirements = list[dict[str, list[str]]]
 PLAYER: Requirements = [{"playerKey": []}, {"identityToken": []}]
 ACTOR: Requirements = [*PLAYER, {"seatToken": []}]
 READ: Requirements = [{}, *ACTOR]
 PUBLIC: Requirements = [{}]
+OPERATOR: Requirements = [{"operatorKey": []}]
 SECURITY = {
     "createPlayer": [{}, {"operatorKey": []}],
     "getMe": PLAYER,
     "addKey": PLAYER,
     "revokeKey": PLAYER,
     "listMySeats": PLAYER,
+    "getMyLedger": PLAYER,
     "createTable": PLAYER,
     "listTables": READ,
     "getTable": READ,
@@ -48,25 +57,48 @@ SECURITY = {
     "createStreamTicket": ACTOR,
     "getHand": READ,
     "evaluate": READ,
+    "depositChips": OPERATOR,
+    "withdrawChips": OPERATOR,
+    "getPlayerLedger": OPERATOR,
+    "exportLedger": OPERATOR,
+    "auditLedger": OPERATOR,
     "getHealth": PUBLIC,
     "getReadiness": PUBLIC,
     "getMetrics": PUBLIC,
     "getOpenApiDocument": PUBLIC,
     "getDocs": PUBLIC,
 }
+# The operator's API: every operation takes an operator key.
+OPERATOR_API = ("depositChips", "withdrawChips", "getPlayerLedger", "exportLedger", "auditLedger")
 # The credentials' problem codes and the operations that must list each in their answers.
 CREDENTIAL_CODES = {
-    "missing_token": ("createTable", "takeSeat", "performAction", "leaveSeat", "getMe"),
-    "invalid_token": ("createTable", "takeSeat", "performAction", "createStreamTicket"),
+    "missing_token": (
+        "createTable",
+        "takeSeat",
+        "performAction",
+        "leaveSeat",
+        "getMe",
+        "getMyLedger",
+        *OPERATOR_API,
+    ),
+    "invalid_token": (
+        "createTable",
+        "takeSeat",
+        "performAction",
+        "createStreamTicket",
+        "getMyLedger",
+        *OPERATOR_API,
+    ),
     "invalid_ticket": ("streamEvents",),
-    "player_required": ("createTable", "takeSeat", "getMe", "addKey", "listMySeats"),
-    "operator_required": ("createPlayer",),
+    "player_required": ("createTable", "takeSeat", "getMe", "addKey", "listMySeats", "getMyLedger"),
+    "operator_required": ("createPlayer", *OPERATOR_API),
     "wrong_seat": ("leaveSeat",),
     "not_seated": ("performAction",),
-    "player_not_found": ("getMe",),
+    "player_not_found": ("getMe", "depositChips", "withdrawChips", "getPlayerLedger"),
     "key_not_found": ("revokeKey",),
     "already_seated": ("takeSeat",),
     "too_many_keys": ("addKey",),
+    "insufficient_funds": ("takeSeat", "performAction", "withdrawChips"),
     "quota_exceeded": ("createTable", "streamEvents"),
     "identity_provider_unavailable": ("createTable", "getMe", "performAction", "evaluate"),
 }
@@ -166,7 +198,7 @@ def test_every_operation_is_complete(document: dict[str, Any]) -> None:
         assert "500" in operation["responses"], where
         ids.append(operation["operationId"])
     assert len(ids) == len(set(ids))
-    assert len(ids) == 21
+    assert len(ids) == 27
 
 
 def test_every_operation_says_who_may_call_it(document: dict[str, Any]) -> None:
@@ -185,9 +217,10 @@ def test_every_operation_says_who_may_call_it(document: dict[str, Any]) -> None:
         for requirement in security:
             assert set(requirement) <= set(schemes), where
             assert all(scopes == [] for scopes in requirement.values()), where
-        # the table's reads may be anonymous; writes need a credential, but in open mode
-        # the player's creation (and ranking hands, which changes nothing)
-        if method == "get" and not path.startswith("/v1/players/"):
+        # the table's reads may be anonymous (a player's own and the operator's are not);
+        # writes need a credential, but in open mode the player's creation (and ranking
+        # hands, which changes nothing)
+        if method == "get" and not path.startswith(("/v1/players/", "/v1/operator/")):
             assert {} in security, where
         if method in ("post", "delete") and operation["operationId"] != "createPlayer":
             assert ({} in security) == (path == "/v1/evaluate"), where

@@ -12,7 +12,7 @@ import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union
 
 import httpx
 
@@ -27,6 +27,8 @@ from cardroom_client.models import (
     HandHistory,
     HeldSeat,
     LeaveResult,
+    LedgerEntry,
+    LedgerPage,
     LobbyPage,
     MoveAccepted,
     NewKey,
@@ -198,6 +200,70 @@ class Client:
         reply = self.transport.request("GET", "/v1/players/me/seats", token=self.credential)
         return [HeldSeat.from_json(item) for item in reply.json()["seats"]]
 
+    def my_ledger(self, limit: int = 50, cursor: str | None = None) -> LedgerPage:
+        """One page of the player's wallet ledger, newest first, and the balance."""
+        params: dict[str, Any] = {"limit": limit}
+        if cursor is not None:
+            params["cursor"] = cursor
+        reply = self.transport.request(
+            "GET", "/v1/players/me/ledger", params=params, token=self.credential
+        )
+        return LedgerPage.from_json(reply.json())
+
+    def ledger_entries(self, page_size: int = 50) -> Iterator[LedgerEntry]:
+        """Every entry of the player's wallet ledger, newest first, page after page."""
+
+        def page(cursor: str | None) -> tuple[Sequence[LedgerEntry], str | None]:
+            found = self.my_ledger(page_size, cursor)
+            return found.entries, found.next
+
+        return _pages(page)
+
+    def deposit(
+        self,
+        player_id: str,
+        amount: int,
+        reference: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> LedgerEntry:
+        """An operator's deposit of chips into a player's wallet (an operator key).
+
+        With an `idempotency_key` a retry has one effect and returns the same entry.
+        """
+        return self._wallet_transfer(player_id, "deposits", amount, reference, idempotency_key)
+
+    def withdraw(
+        self,
+        player_id: str,
+        amount: int,
+        reference: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> LedgerEntry:
+        """An operator's withdrawal of chips from a player's wallet (never below zero:
+        `Conflict` with code insufficient_funds)."""
+        return self._wallet_transfer(player_id, "withdrawals", amount, reference, idempotency_key)
+
+    def _wallet_transfer(
+        self,
+        player_id: str,
+        what: str,
+        amount: int,
+        reference: str | None,
+        idempotency_key: str | None,
+    ) -> LedgerEntry:
+        body: dict[str, Any] = {"amount": amount}
+        if reference is not None:
+            body["reference"] = reference
+        reply = self.transport.request(
+            "POST",
+            f"/v1/operator/players/{player_id}/{what}",
+            body=body,
+            token=self.credential,
+            write=True,
+            idempotency_key=idempotency_key,
+        )
+        return LedgerEntry.from_json(reply.json())
+
     # ------------------------------------------------------------------ tables
 
     def lobby_page(self, limit: int = 20, cursor: str | None = None) -> LobbyPage:
@@ -214,13 +280,12 @@ class Client:
 
     def lobby(self, page_size: int = 20) -> Iterator[TableSummary]:
         """Every table, newest first, fetching pages of `page_size` as iteration goes on."""
-        cursor: str | None = None
-        while True:
-            page = self.lobby_page(page_size, cursor)
-            yield from page.tables
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+
+        def page(cursor: str | None) -> tuple[Sequence[TableSummary], str | None]:
+            found = self.lobby_page(page_size, cursor)
+            return found.tables, found.next_cursor
+
+        return _pages(page)
 
     def create_table(
         self,
@@ -675,3 +740,16 @@ class Seat:
     def hand(self, hand_number: int) -> HandHistory:
         """A finished deal's history as this seat may see it."""
         return self.client.hand(self.table_id, hand_number, seat=self)
+
+
+Item = TypeVar("Item")
+
+
+def _pages(page: Callable[[str | None], tuple[Sequence[Item], str | None]]) -> Iterator[Item]:
+    """Every item of a paged list: `page(cursor)` gives a page's items and the next cursor."""
+    cursor: str | None = None
+    while True:
+        items, cursor = page(cursor)
+        yield from items
+        if cursor is None:
+            return

@@ -625,6 +625,9 @@ class Player:
     origin: str
     key_id: str | None
     keys: tuple[PlayerKey, ...]
+    # the wallet: chips free to spend, and reserved for buy-ins not posted yet
+    balance: int = 0
+    pending: int = 0
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> Player:
@@ -640,6 +643,63 @@ class Player:
                 PlayerKey(str(item["id"]), float(item["created_at"]))
                 for item in body.get("keys") or ()
             ),
+            int(body.get("balance") or 0),
+            int(body.get("pending") or 0),
+        )
+
+
+@dataclass(frozen=True, **SLOTS)
+class LedgerEntry:
+    """One transfer in a wallet's ledger, with the wallet's balance after it.
+
+    `debit` and `credit` are accounts: ``"wallet:<player id>"``, ``"table:<table id>"``
+    or ``"house"``; `kind` is grant, top_up, deposit, withdrawal, buy_in, rebuy,
+    cash_out or reserve_to_house; `cause` says what moved the chips (a table, seat and
+    deal; an operator and their reference).
+    """
+
+    id: str
+    kind: str
+    amount: int
+    debit: str
+    credit: str
+    at: float
+    balance: int
+    cause: Json = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> LedgerEntry:
+        """Build from the JSON body."""
+        return cls(
+            str(body["id"]),
+            str(body["kind"]),
+            int(body["amount"]),
+            str(body["debit"]),
+            str(body["credit"]),
+            float(body["at"]),
+            int(body["balance"]),
+            dict(body.get("cause") or {}),
+        )
+
+
+@dataclass(frozen=True, **SLOTS)
+class LedgerPage:
+    """A page of a wallet's ledger, newest first; `next` is the cursor of the page after."""
+
+    balance: int
+    pending: int
+    entries: tuple[LedgerEntry, ...]
+    next: str | None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> LedgerPage:
+        """Build from the JSON body."""
+        following = body.get("next")
+        return cls(
+            int(body["balance"]),
+            int(body["pending"]),
+            tuple(LedgerEntry.from_json(item) for item in body.get("entries") or ()),
+            None if following is None else str(following),
         )
 
 

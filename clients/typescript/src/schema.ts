@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * The player the credential belongs to
-         * @description The player, with the ids of their keys (never the keys) and `key_id`, the key this request was sent with (null for an identity provider's token).
+         * @description The player, with the ids of their keys (never the keys), `key_id`, the key this request was sent with (null for an identity provider's token), and their wallet: `balance`, free to spend, and `pending`, reserved for buy-ins not posted yet. Where play money is on (open mode by default), reading it first tops a wallet below `PLAY_MONEY_DAILY` up to it, once a UTC day.
          */
         get: operations["getMe"];
         put?: never;
@@ -104,6 +104,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/players/me/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The player's wallet and its ledger
+         * @description The wallet's `balance` (free to spend) and `pending` (reserved for buy-ins and rebuys not posted yet), with a page of its entries, newest first: every transfer into or out of the wallet, each with the wallet's balance after it. Pass `next` as `cursor` for the page of older entries; it is null on the last page. Where play money is on (open mode by default), reading the ledger first tops a wallet below `PLAY_MONEY_DAILY` up to it, once a UTC day. Answered with `Cache-Control: no-store`.
+         */
+        get: operations["getMyLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tables": {
         parameters: {
             query?: never;
@@ -156,7 +176,7 @@ export interface paths {
         put?: never;
         /**
          * Take the lowest free seat
-         * @description The player takes a seat, under their own name unless `name` says another; a player holds at most one seat a table (409 `already_seated`). A seat taken while a game is running waits, visibly, for the next game. The reply holds the seat token, shown only this once; the player's credential acts for the seat as well.
+         * @description The player takes a seat, under their own name unless `name` says another; a player holds at most one seat a table (409 `already_seated`). A seat taken while a game is running waits, visibly, for the next game. The buy-in is paid from the player's wallet: one it cannot cover is 409 `insufficient_funds` (with the wallet's `balance`), and nothing changes. The reply holds the seat token, shown only this once; the player's credential acts for the seat as well.
          */
         post: operations["takeSeat"];
         delete?: never;
@@ -196,7 +216,7 @@ export interface paths {
         put?: never;
         /**
          * Make a move
-         * @description The seat is the one whose token is sent, or the one the player holds at the table (403 `not_seated` when they hold none). When the move completes a showdown, the hands are ranked by the evaluator before the reply. Send `Prefer: return=minimal` (RFC 7240) to be answered `204` with the new ETag and no body: the gateway then skips building the table's view, and the move's events are read from the table's log or stream.
+         * @description The seat is the one whose token is sent, or the one the player holds at the table (403 `not_seated` when they hold none). When the move completes a showdown, the hands are ranked by the evaluator before the reply. A rebuy is paid from the seat's player's wallet: one it cannot cover is 409 `insufficient_funds` (with the wallet's `balance`), and nothing changes. Send `Prefer: return=minimal` (RFC 7240) to be answered `204` with the new ETag and no body: the gateway then skips building the table's view, and the move's events are read from the table's log or stream.
          */
         post: operations["performAction"];
         delete?: never;
@@ -296,6 +316,106 @@ export interface paths {
         put?: never;
         /** Rank hands, or a Guts hand's odds */
         post: operations["evaluate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/players/{player_id}/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deposit chips in a player's wallet
+         * @description Chips from the house to the player's wallet (a `deposit` transfer), answered with its entry: the wallet's balance after it included, and the operator key's name and the `reference` in its `cause`. An amount is a whole number from 1 to 10^12 chips (422 `invalid_amount`; a fraction, a string or a boolean is 422 `invalid_type`), and a wallet holds at most 10^15 (422 `balance_limit`). With an `Idempotency-Key` a retry has one effect: `200` with the same entry and `Idempotent-Replayed: true`; the same key with a different body is 409 `idempotency_key_reused`. A refused deposit changes nothing. Answered with `Cache-Control: no-store`.
+         */
+        post: operations["depositChips"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/players/{player_id}/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw chips from a player's wallet
+         * @description Chips from the player's wallet back to the house (a `withdrawal` transfer), answered with its entry. A withdrawal never takes the wallet below zero: one past what the wallet holds free to spend (chips reserved for buy-ins not posted yet are not) is 409 `insufficient_funds`, whose `balance` says what it holds. Amounts, the `Idempotency-Key` and the answers are as for a deposit; a refused withdrawal changes nothing. Answered with `Cache-Control: no-store`.
+         */
+        post: operations["withdrawChips"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/players/{player_id}/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's wallet and its ledger
+         * @description What `GET /v1/players/me/ledger` gives the player, for the operator: the wallet's `balance` and `pending` and a page of its entries, newest first, `next` the `cursor` of the page of older ones (null on the last). Reading it tops nothing up. Answered with `Cache-Control: no-store`.
+         */
+        get: operations["getPlayerLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The whole ledger, as JSON lines
+         * @description Every wallet's entries, wallet after wallet in the order the wallets were created and each oldest first, then the house's own credits (cash-outs of seats no player held, closed tables' reserves): one LedgerEntry a line (`application/jsonl`), at most `limit` lines a page. Every transfer is there once: in its wallet's entries or, from a table to the house, in the house's. While more follow, the `Next-Cursor` header is the `cursor` of the next page; the last page has none. Answered with `Cache-Control: no-store`.
+         */
+        get: operations["exportLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Audit the ledger
+         * @description Reads the whole store (a scan of every key: to run when traffic is low) and checks every invariant of the ledger: each wallet's balance is the sum of its entries and never below zero, its `pending` the sum of its reservations; each table's account equals the chips on it; every posted buy-in is in its table's ledger; the accounts sum to zero, counting what is in flight; nothing in flight for too long. Each broken invariant is a line of `discrepancies`; on a busy store a transfer moving during the scan may show as one that a second audit does not show. Answered with `Cache-Control: no-store`.
+         */
+        get: operations["auditLedger"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -709,6 +829,18 @@ export interface components {
         };
         /**
          * @example {
+         *       "amount": 500,
+         *       "reference": "order-1187"
+         *     }
+         */
+        WalletTransfer: {
+            /** @description Chips to move, a whole number from 1 to 10^12 (`422 invalid_amount` otherwise). */
+            amount: number;
+            /** @description The operator's own reference (a payment id), kept in the entry's cause. */
+            reference?: string;
+        };
+        /**
+         * @example {
          *       "name": "Ada",
          *       "buy_in": 100
          *     }
@@ -759,6 +891,10 @@ export interface components {
              * @enum {unknown}
              */
             origin: "open" | "operator" | "jwt";
+            /** @description The chips in the player's wallet free to spend (buy-ins, rebuys, withdrawals). */
+            balance: number;
+            /** @description The chips of the wallet reserved for buy-ins and rebuys a table has not posted yet. */
+            pending: number;
             /** @description The key this request was sent with; null for an identity provider's token. */
             key_id: string | null;
             /** @description The player's keys, oldest first (their ids; the keys are never shown again). */
@@ -788,6 +924,89 @@ export interface components {
         };
         PlayerSeats: {
             seats: components["schemas"]["HeldSeat"][];
+        };
+        /**
+         * @description A transfer as a wallet's ledger holds it, with the wallet's balance after it. Every chip movement is one transfer, from the account it debits to the account it credits; transfers are never changed or deleted (a mistake is undone by another transfer).
+         * @example {
+         *       "id": "dp_9c2e4f1a7b3d5e8f0a6c2b41",
+         *       "kind": "deposit",
+         *       "amount": 500,
+         *       "debit": "house",
+         *       "credit": "wallet:p_5b1e0c9a7d3f2e4a6c8b0d1f",
+         *       "at": 1767312000,
+         *       "cause": {
+         *         "operator": "1f3a9c2e",
+         *         "reference": "order-1187"
+         *       },
+         *       "balance": 10380
+         *     }
+         */
+        LedgerEntry: {
+            /** @description The transfer's id, one per transfer; every step of it is keyed by it. */
+            id: string;
+            /**
+             * @description `grant` (a new player's play money), `top_up` (the daily play money) and `deposit` (an operator's): house to wallet; `withdrawal` (an operator's): wallet to house; `buy_in` and `rebuy`: wallet to table; `cash_out`: table to wallet (or to the house, for a seat no player holds); `reserve_to_house`: a closed table's reserve, table to house.
+             * @enum {unknown}
+             */
+            kind: "grant" | "top_up" | "deposit" | "withdrawal" | "buy_in" | "rebuy" | "cash_out" | "reserve_to_house";
+            /** @description The chips moved. */
+            amount: number;
+            /** @description The account the chips leave: `wallet:<player id>`, `table:<table id>` or `house`. */
+            debit: string;
+            /** @description The account the chips reach: `wallet:<player id>`, `table:<table id>` or `house`. */
+            credit: string;
+            /** @description Epoch seconds. */
+            at: number;
+            /** @description What caused the transfer; the members that apply to its kind. More members may appear. */
+            cause: {
+                /** @description The table of a buy-in, rebuy, cash-out or closed table's reserve. */
+                table?: string;
+                /** @description The seat that cashed out. */
+                seat?: number;
+                /** @description The table's deal number when the seat cashed out. */
+                hand?: number;
+                /** @description The operator key of a deposit or withdrawal, by its name (the first 8 hex digits of its digest, never the key). */
+                operator?: string;
+                /** @description The operator's own reference of a deposit or withdrawal. */
+                reference?: string;
+                /** @description In words (`new player`, `daily top-up`, `table closed`). */
+                reason?: string;
+                /** @description The UTC day of a top-up (`2026-01-02`). */
+                day?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description The balance of the wallet whose entry this is, after it (chips reserved for buy-ins not posted yet still counted); for the house's own credits, their running sum. */
+            balance: number;
+        };
+        LedgerPage: {
+            /** @description Chips free to spend: the wallet's chips less what is pending (so less than the newest entry's `balance` while a buy-in is pending). */
+            balance: number;
+            /** @description Chips reserved for buy-ins and rebuys not posted yet. */
+            pending: number;
+            /** @description The wallet's entries, newest first. */
+            entries: components["schemas"]["LedgerEntry"][];
+            /** @description The `cursor` of the page of older entries; null on the last page. */
+            next: string | null;
+        };
+        AuditReport: {
+            /** @description True when every invariant holds (no discrepancy). */
+            clean: boolean;
+            /** @description Each broken invariant, a sentence each. */
+            discrepancies: string[];
+            /** @description The accounts, summed over the whole store: `wallets + tables + house + reserved + unrelayed` is 0 when no chip was made or lost. */
+            totals: {
+                /** @description Chips free to spend in every wallet (their chips less what is pending). */
+                wallets: number;
+                /** @description Chips on every table's account (stacks, pots and reserves). */
+                tables: number;
+                /** @description The house's account: its own credits less every chip it issued (negative). */
+                house: number;
+                /** @description Chips reserved in wallets for buy-ins and rebuys no table accepted yet. */
+                reserved: number;
+                /** @description Chips cashed out of tables and not yet credited to their wallets. */
+                unrelayed: number;
+            };
         };
         StreamTicket: {
             /** @description Single use; pass it as `ticket` to the stream. */
@@ -1125,7 +1344,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description In operator mode, players are created only with an operator key. */
+        /** @description This request needs an operator key: the operator's API always, and creating a player in operator mode. */
         OperatorRequired: {
             headers: {
                 [name: string]: unknown;
@@ -1163,6 +1382,88 @@ export interface components {
         };
         /** @description The player's name is not acceptable. */
         PlayerUnprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The ledger's `limit` or `cursor` is not acceptable. */
+        LedgerBadQuery: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The export's `limit` or `cursor` is not acceptable. */
+        ExportBadQuery: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body cannot be read. */
+        TransferBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request needs an operator key and came without a credential, or with one that does not hold. */
+        OperatorUnauthorized: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The operator named no player that exists. */
+        UnknownPlayer: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The Idempotency-Key was used with a different request. */
+        DepositConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The wallet does not hold the amount free to spend (`balance` says what it holds), or the Idempotency-Key was used with a different request. */
+        WithdrawalConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The amount or reference is not acceptable, or the deposit would take the wallet past 10^15 chips. */
+        DepositUnprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The amount or reference is not acceptable. */
+        TransferUnprocessable: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1243,7 +1544,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The seat cannot be taken now. */
+        /** @description The seat cannot be taken now, or the player's wallet cannot cover the buy-in (`insufficient_funds`, with the wallet's `balance`; nothing changes). */
         SeatConflict: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1263,7 +1564,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The move is not legal in the table's current state. */
+        /** @description The move is not legal in the table's current state, or the player's wallet cannot cover a rebuy (`insufficient_funds`, with the wallet's `balance`; nothing changes). */
         ActionConflict: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1469,6 +1770,26 @@ export interface components {
          * @example return=minimal
          */
         Prefer: string;
+        /**
+         * @description A player's id, as createPlayer gave it (404 `player_not_found` for none).
+         * @example p_5b1e0c9a7d3f2e4a6c8b0d1f
+         */
+        PlayerId: string;
+        /**
+         * @description The `next` of an earlier page, for the entries older than it (400 `invalid_cursor` for anything else); without it, the newest entries.
+         * @example 50
+         */
+        LedgerCursor: string;
+        LedgerLimit: number;
+        /** @description The `Next-Cursor` of an earlier page, opaque (400 `invalid_cursor` for anything else); without it, the export starts at the first wallet. */
+        ExportCursor: string;
+        /** @description Lines a page. */
+        ExportLimit: number;
+        /**
+         * @description Any value, kept with the transfer (not for 24 hours only): the transfer's id comes from the operator key and this key, so a repeat of the request has one effect and is answered `200` with the first request's entry and `Idempotent-Replayed: true`; the same key with a different body (another amount or reference) is 409 `idempotency_key_reused`. A key counts for one operator key, one player and one kind of transfer. Without one, every request is a new transfer.
+         * @example order-1187
+         */
+        TransferIdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -1492,6 +1813,8 @@ export interface components {
         RateLimitReset: number;
         /** @description `return=minimal` when the answer left the table out, as the request's `Prefer` asked. */
         PreferenceApplied: "return=minimal";
+        /** @description The `cursor` of the export's next page, when more follow; the last page has none. */
+        NextCursor: string;
     };
     pathItems: never;
 }
@@ -1632,6 +1955,39 @@ export interface operations {
                     "application/json": components["schemas"]["PlayerSeats"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    getMyLedger: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next` of an earlier page, for the entries older than it (400 `invalid_cursor` for anything else); without it, the newest entries.
+                 * @example 50
+                 */
+                cursor?: components["parameters"]["LedgerCursor"];
+                limit?: components["parameters"]["LedgerLimit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The wallet and one page of its entries (possibly none): no-store. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerPage"];
+                };
+            };
+            400: components["responses"]["LedgerBadQuery"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PlayerRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -2095,6 +2451,217 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["EvaluatorUnavailable"];
+        };
+    };
+    depositChips: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any value, kept with the transfer (not for 24 hours only): the transfer's id comes from the operator key and this key, so a repeat of the request has one effect and is answered `200` with the first request's entry and `Idempotent-Replayed: true`; the same key with a different body (another amount or reference) is 409 `idempotency_key_reused`. A key counts for one operator key, one player and one kind of transfer. Without one, every request is a new transfer.
+                 * @example order-1187
+                 */
+                "Idempotency-Key"?: components["parameters"]["TransferIdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A player's id, as createPlayer gave it (404 `player_not_found` for none).
+                 * @example p_5b1e0c9a7d3f2e4a6c8b0d1f
+                 */
+                player_id: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletTransfer"];
+            };
+        };
+        responses: {
+            /** @description A retry with the same `Idempotency-Key` and body: the first request's entry; no chips moved again. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerEntry"];
+                };
+            };
+            /** @description The deposit's entry in the wallet. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerEntry"];
+                };
+            };
+            400: components["responses"]["TransferBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
+            404: components["responses"]["UnknownPlayer"];
+            409: components["responses"]["DepositConflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["DepositUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    withdrawChips: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any value, kept with the transfer (not for 24 hours only): the transfer's id comes from the operator key and this key, so a repeat of the request has one effect and is answered `200` with the first request's entry and `Idempotent-Replayed: true`; the same key with a different body (another amount or reference) is 409 `idempotency_key_reused`. A key counts for one operator key, one player and one kind of transfer. Without one, every request is a new transfer.
+                 * @example order-1187
+                 */
+                "Idempotency-Key"?: components["parameters"]["TransferIdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A player's id, as createPlayer gave it (404 `player_not_found` for none).
+                 * @example p_5b1e0c9a7d3f2e4a6c8b0d1f
+                 */
+                player_id: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletTransfer"];
+            };
+        };
+        responses: {
+            /** @description A retry with the same `Idempotency-Key` and body: the first request's entry; no chips moved again. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerEntry"];
+                };
+            };
+            /** @description The withdrawal's entry in the wallet. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerEntry"];
+                };
+            };
+            400: components["responses"]["TransferBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
+            404: components["responses"]["UnknownPlayer"];
+            409: components["responses"]["WithdrawalConflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["TransferUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    getPlayerLedger: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next` of an earlier page, for the entries older than it (400 `invalid_cursor` for anything else); without it, the newest entries.
+                 * @example 50
+                 */
+                cursor?: components["parameters"]["LedgerCursor"];
+                limit?: components["parameters"]["LedgerLimit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A player's id, as createPlayer gave it (404 `player_not_found` for none).
+                 * @example p_5b1e0c9a7d3f2e4a6c8b0d1f
+                 */
+                player_id: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The wallet and one page of its entries (possibly none): no-store. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerPage"];
+                };
+            };
+            400: components["responses"]["LedgerBadQuery"];
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
+            404: components["responses"]["UnknownPlayer"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    exportLedger: {
+        parameters: {
+            query?: {
+                /** @description The `Next-Cursor` of an earlier page, opaque (400 `invalid_cursor` for anything else); without it, the export starts at the first wallet. */
+                cursor?: components["parameters"]["ExportCursor"];
+                /** @description Lines a page. */
+                limit?: components["parameters"]["ExportLimit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the ledger: each line one LedgerEntry as JSON, ended by a newline (possibly no line). The schema describes one line. */
+            200: {
+                headers: {
+                    "Next-Cursor": components["headers"]["NextCursor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jsonl": components["schemas"]["LedgerEntry"];
+                };
+            };
+            400: components["responses"]["ExportBadQuery"];
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    auditLedger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audit's totals and findings (`clean` when there is none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditReport"];
+                };
+            };
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     getHealth: {

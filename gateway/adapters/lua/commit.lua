@@ -8,9 +8,20 @@
 --       close count (0: none; else grace ttl, closed_at, then hand keys to delete),
 --       deadline op ("sync" member: schedule at ARGV[5] if it changed | "del" member |
 --       "none"), its key unless "none",
---       lobby op ("del" member | "none"), its key unless "none"
--- Returns 0 if the version or stamp changed (nothing written), 2 if the table's
--- deadline changed, else 1.
+--       lobby op ("del" member | "none"), its key unless "none",
+--       hash-set count, (field, value) pairs, one key each (the table's ledger and
+--       outbox entries),
+--       last: the time (Unix, Redis's clock) the commit must land before ("": any)
+-- Returns 0 if the version or stamp changed (nothing written), 3 if the commit came
+-- too late for the transfers it accepts (nothing written), 2 if the table's deadline
+-- changed, else 1.
+local before = ARGV[#ARGV]
+if before ~= '' then
+  local now = redis.call('TIME')
+  if tonumber(now[1]) + tonumber(now[2]) / 1000000 >= tonumber(before) then
+    return 3
+  end
+end
 local current = redis.call('HMGET', KEYS[1], 'version', 'stamp', 'deadline')
 if (current[1] or '0') ~= ARGV[1] or (current[2] or '') ~= ARGV[6] then
   return 0
@@ -103,6 +114,16 @@ elseif deadline == 'del' then
 end
 if ARGV[i] == 'del' then
   redis.call('ZREM', KEYS[k], ARGV[i + 1])
+  i = i + 2
+  k = k + 1
+else
+  i = i + 1
+end
+local hsets = tonumber(ARGV[i]); i = i + 1
+for _ = 1, hsets do
+  redis.call('HSET', KEYS[k], ARGV[i], ARGV[i + 1])
+  i = i + 2
+  k = k + 1
 end
 if moved then
   return 2

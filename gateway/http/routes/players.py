@@ -62,3 +62,14 @@ def my_seats() -> Response:
     player = principal_of(request.environ).require_player()
     service: TableService = current_app.extensions["cardroom.service"]
     return _private(jsonify({"seats": service.seats_of(player)}))
+
+
+@players_blueprint.get("/v1/players/me/ledger")
+def my_ledger() -> Response:
+    """The player's balance and their wallet's entries, newest first, with a cursor."""
+    from gateway.http.routes.operator import entries_page
+
+    player = principal_of(request.environ).require_player()
+    service: TableService = current_app.extensions["cardroom.service"]
+    service.wallets.top_up(player)
+    return entries_page(player)

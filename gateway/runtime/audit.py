@@ -1,0 +1,30 @@
+"""`python -m gateway.runtime.audit`: check every invariant of the ledger over the store.
+
+Reads the whole store (a scan over every wallet and every table's ledger: an
+operator's tool, not a request path), prints the totals and each discrepancy, one a
+line, and exits 1 if there is any. The same report is `GET /v1/operator/audit`.
+The settings are the gateway's (`REDIS_URL`, `REDIS_CLUSTER`, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main() -> int:
+    """Run the audit; 0 when the ledger is clean."""
+    from gateway.app import build_service
+    from gateway.settings import Settings
+
+    service = build_service(Settings.from_env(), players=False)
+    report = service.wallets.audit()
+    print(json.dumps({"clean": report.clean, "totals": report.totals}))
+    for line in report.discrepancies:
+        print(line)
+    service.evaluator.close()
+    return 0 if report.clean else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
