@@ -51,6 +51,20 @@ async function signUp(name) {
   return player;
 }
 
+// Show the signed-in player's wallet in the header (#player-balance): chips free to
+// spend, off the tables (docs/ledger.md). Call it again after a seat or a leave.
+export async function refreshBalance() {
+  const player = currentPlayer();
+  const shown = document.getElementById("player-balance");
+  if (!player || !shown) return;
+  try {
+    const me = await api("GET", "/v1/players/me", { token: player.key });
+    shown.textContent = ` · ${me.balance} chips in the wallet`;
+  } catch {
+    shown.textContent = "";
+  }
+}
+
 // Fill the header's #account and the #sign-in panel; `changed(player or null)` is called
 // after a sign-in or a sign-out.
 export function mountAccount(changed) {
@@ -68,13 +82,17 @@ export function mountAccount(changed) {
     const player = currentPlayer();
     if (player) {
       header.replaceChildren(
-        el("span", { class: "who-am-i" }, ["Signed in as ", el("strong", { attrs: { id: "player-name" }, text: player.name })]),
+        el("span", { class: "who-am-i" }, [
+          "Signed in as ", el("strong", { attrs: { id: "player-name" }, text: player.name }),
+          el("span", { class: "muted", attrs: { id: "player-balance" } }),
+        ]),
         el("button", {
           class: "quiet", text: "Sign out", attrs: { type: "button", id: "sign-out" },
           on: { click: () => { forgetPlayer(); draw(); changed(null); } },
         }),
       );
       panel.hidden = true;
+      refreshBalance();
       const key = document.getElementById("my-key");
       if (key) key.value = player.key;
     } else {

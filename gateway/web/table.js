@@ -10,7 +10,7 @@
 // card drawn, chips moved...); an event the page cannot apply exactly, or a gap, makes
 // it read its seat again. A spectator follows the public stream and reads the table
 // after the events.
-import { currentPlayer, keyRefused, mountAccount } from "./account.js";
+import { currentPlayer, keyRefused, mountAccount, refreshBalance } from "./account.js";
 import {
   api,
   cardBack,
@@ -1250,6 +1250,7 @@ async function sit(event) {
     submit.disabled = false;
   }
   await resync();
+  refreshBalance();
 }
 
 async function rebuy(event) {
@@ -1260,6 +1261,7 @@ async function rebuy(event) {
     return;
   }
   await act({ action: "rebuy", amount });
+  refreshBalance();
 }
 
 async function leave() {
@@ -1276,6 +1278,7 @@ async function leave() {
   } finally {
     busy = false;
     await resync();
+    refreshBalance();
   }
 }
 

@@ -128,6 +128,8 @@ def sign_in(person: Seat, base: str) -> None:
     page.fill("#sign-up input[name=player_name]", person.name)
     page.locator("#sign-up button[type=submit]").tap()
     expect(page.locator("#player-name")).to_have_text(person.name)
+    # a new player's wallet holds the play-money grant
+    expect(page.locator("#player-balance")).to_have_text(" · 10000 chips in the wallet")
     expect(page.locator("#sign-in")).to_be_hidden()
     saved = page.evaluate("key => JSON.parse(localStorage.getItem(key))", PLAYER_KEY)
     assert saved["key"].startswith("crk_")
@@ -162,10 +164,15 @@ def sit(person: Seat, url: str, buy_in: int) -> None:
     page = person.page
     if page.url != url:
         page.goto(url)
+    balance = page.locator("#player-balance")
+    expect(balance).to_contain_text("chips in the wallet")
+    before = int((balance.text_content() or "").split()[1])
     page.fill("#seat-form input[name=buy_in]", str(buy_in))
     page.locator("#seat-form button[type=submit]").tap()
     expect(page.locator("li.seat.me .name")).to_have_text(person.name)
     expect(page.locator("#seat-form")).to_be_hidden()
+    # the buy-in came from the player's wallet
+    expect(balance).to_have_text(f" · {before - buy_in} chips in the wallet")
     person.seat = int(page.locator("li.seat.me").get_attribute("data-seat") or 0)
     # The page keeps no seat token: the player's key is its one credential.
     kept = page.evaluate("() => Object.keys(localStorage)")
