@@ -79,24 +79,18 @@ def audit_store(redis_process: RedisProcess) -> None:
     """Fail unless the ledger's audit over the store is clean (a stopped Redis: nothing)."""
     import redis
 
-    from gateway.adapters.wallets import WalletStore
-    from gateway.service.wallets import WalletService
+    from tests.support.ledger import assert_ledger_clean
 
     if redis_process.process is None:
         return
-    client = redis.Redis.from_url(redis_process.url, decode_responses=True)
+    client = redis.Redis.from_url(redis_process.url)
     try:
         client.ping()
     except redis.RedisError:
         return
-    try:
-        wallets = WalletService(WalletStore(client))
-        wallets.clock = lambda: time.time() + 3600  # whatever is still in flight is due
-        wallets.sweep()
-        report = wallets.audit()
     finally:
         client.close()
-    assert report.clean, "the ledger's audit after the test:\n" + "\n".join(report.discrepancies)
+    assert_ledger_clean(redis_process.url)
 
 
 # The long suites (each over about five seconds on a loaded machine, measured with

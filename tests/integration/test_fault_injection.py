@@ -28,6 +28,7 @@ from gateway.adapters.store import Commit, TableRecord, TableStore, connect
 from gateway.games import guts
 from gateway.service.visibility import public_event
 from tests.support.deployment import deployed_redis_persistence
+from tests.support.ledger import assert_ledger_clean
 from tests.support.processes import (
     DurableRedis,
     EvaluatorProcess,
@@ -347,6 +348,7 @@ def test_acknowledged_moves_survive_redis_killed_and_restarted_from_its_aof(
         players.finish()
         assert sorted(gateway.workers()) == workers  # recovered without restarting anything
         assert_acknowledged_moves_kept(store, players, 100)
+        assert_ledger_clean(server.url)  # no chip made or lost either
     finally:
         players.finish()
         gateway.stop()
@@ -484,6 +486,7 @@ def test_redis_stopped_and_started_again_on_the_same_port(
         assert client.act(table_id, alice, action="declare", choice="out").status_code == 200
         assert client.table(table_id)["phase"] == "between_deals"
         audit(store_for(server.url), table_id, 200)
+        assert_ledger_clean(server.url)
         assert sorted(gateway.workers()) == workers  # recovered by itself, nothing restarted
     finally:
         gateway.stop()
