@@ -20,6 +20,8 @@ import pytest
 import redis
 
 from tests.support.gateway import Gateway, close_app, make_app
+from tests.support.ledger import assert_ledger_clean
+from tests.support.play import wait_for
 from tests.support.problems import assert_problem
 from tests.support.tables_api import Account
 
@@ -351,3 +353,59 @@ def test_a_play_money_wallet_is_topped_up_once_a_day(gateway: Gateway) -> None:
     wallets.clock = lambda: time.time() + 2 * 86_400
     assert me(gateway, ann)["balance"] == GRANT
     assert [e["kind"] for e in ledger(gateway, ann)["entries"]][:2] == ["top_up", "buy_in"]
+
+
+def test_a_table_closed_for_idleness_pays_every_seat_back(
+    ledger_url: str, evaluator_address: str
+) -> None:
+    app = make_app(ledger_url, evaluator_address, table_idle_seconds=1)
+    gateway = Gateway(app, app.test_client())
+    try:
+        table_id = gateway.create(min_buy_in=10, max_buy_in=500)
+        ann, bo = gateway.sign_up("ann"), gateway.sign_up("bo")
+        gateway.sit(table_id, "ann", 300, ann)
+        gateway.sit(table_id, "bo", 200, bo)
+        assert me(gateway, ann)["balance"] == GRANT - 300
+        # the clock closes the table, cashing every seat out to its wallet
+        wait_for(lambda: gateway.call("GET", f"/v1/tables/{table_id}").status_code == 410)
+        wait_for(
+            lambda: me(gateway, ann)["balance"] == GRANT and me(gateway, bo)["balance"] == GRANT
+        )
+        kinds = [(e["kind"], e["amount"]) for e in ledger(gateway, bo)["entries"]]
+        assert kinds == [("cash_out", 200), ("buy_in", 200), ("grant", GRANT)]
+    finally:
+        close_app(app)
+    assert_ledger_clean(ledger_url)
+
+
+def test_a_closed_table_s_reserve_goes_to_the_house(
+    ledger_url: str, evaluator_address: str
+) -> None:
+    app = make_app(ledger_url, evaluator_address, table_idle_seconds=2)
+    gateway = Gateway(app, app.test_client())
+    try:
+        # three antes of 1 against a cap of 2: one chip goes to the reserve
+        table_id = gateway.create(
+            ante=1, cap=2, cap_mode="reserve", turn_seconds=1, deal_pause_seconds=0.2
+        )
+        seats = [gateway.sit(table_id, name, 50, gateway.sign_up(name)) for name in "abc"]
+        assert gateway.act(table_id, seats[0], action="start").status_code == 200
+        reserve = gateway.table(table_id)["reserve"]
+        assert reserve > 0
+        wait_for(lambda: gateway.call("GET", f"/v1/tables/{table_id}").status_code == 410)
+        report = wait_for(
+            lambda: (
+                (r := app.extensions["cardroom.service"].wallets.audit()).totals["unrelayed"] == 0
+                and r
+            )
+        )
+        assert report.clean, report.discrepancies
+        assert report.totals["tables"] == 0
+        # the house took the reserve back, in its own ledger
+        wallets = app.extensions["cardroom.service"].wallets
+        (entry,) = wallets.store.entries("house", 0, wallets.store.entry_count("house") - 1)
+        assert (entry["kind"], entry["debit"]) == ("reserve_to_house", f"table:{table_id}")
+        assert entry["amount"] >= reserve  # the deal may have added to it before the close
+    finally:
+        close_app(app)
+    assert_ledger_clean(ledger_url)
