@@ -75,6 +75,8 @@ _WARM_HIT, _WARM_STALE, _WARM_REFUSED = (
     WARM_MOVES.labels(result) for result in ("hit", "stale", "refused")
 )
 IDEMPOTENCY_PENDING_SECONDS = 60
+# events that open the next deal's story: a deal's history stops before them
+NEXT_DEAL_EVENTS = ("game_started", "deal_started")
 
 Move = Callable[[dict[str, Any]], Transition]
 Respond = Callable[[dict[str, Any], list[dict[str, Any]]], Outcome]
@@ -731,15 +733,26 @@ class TableService(TableQueries):
     def _history(
         self, record: TableRecord, state: dict[str, Any], stored: list[dict[str, Any]]
     ) -> tuple[dict[str, tuple[str, int]], int | None]:
-        """The hand history of a deal that this change finished, if any, and its number."""
+        """The hand history of a deal that this change finished, if any, and its number.
+
+        A deal's history runs from its `deal_started` event to the last event of the
+        change that ended it: the end of the game, cash-outs and departures included,
+        stopping short of a next game or deal that change starts.
+        """
         extra: dict[str, tuple[str, int]] = {}
+        types = [item["type"] for item in stored]
         for item in stored:
             if item["type"] == "deal_started":
                 state["deal_first_event"] = item["id"]
+        ended = types.index("deal_ended") if "deal_ended" in types else None
         deal = game_of(state).finished_deal(table_state(state))
-        if deal is None or not any(item["type"] == "deal_ended" for item in stored):
+        if deal is None or ended is None:
             return extra, None
-        last = next(item["id"] for item in stored if item["type"] == "deal_ended")
+        boundary = next(
+            (i for i in range(ended + 1, len(stored)) if types[i] in NEXT_DEAL_EVENTS),
+            len(stored),
+        )
+        last = stored[boundary - 1]["id"]
         history = {
             "table_id": record.table_id,
             "hand_number": deal["number"],

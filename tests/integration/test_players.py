@@ -156,6 +156,10 @@ def test_a_broke_player_and_one_who_left_read_their_own_cards_of_the_last_deal(
     }
     path = f"/v1/tables/{table_id}/hands/1"
     public = gateway.call("GET", path).get_json()
+    # cy left during deal 1: the change that ended it cashed cy out, in its history
+    ending = [(e["type"], (e.get("data") or {}).get("seat")) for e in public["events"]]
+    assert ("cashed_out", cy.seat) in ending
+    assert ("left", cy.seat) in ending
     for past in (broke, cy):
         assert past.account is not None
         # the seat token stopped working with the seat; the player's key still reads
