@@ -8,8 +8,8 @@ fault, in a fixed order, becomes one `ApiError` naming the field to blame:
 - JSON but not an object -> 400 ``invalid_body``;
 - a member the schema does not list -> 422 ``unknown_field``;
 - a required member missing -> 422 ``missing_field``;
-- a member of the wrong JSON type -> 422 ``invalid_type`` (booleans are not numbers,
-  and 20.0 is not an integer);
+- a member of the wrong JSON type -> 422 ``invalid_type`` (booleans are not numbers;
+  20.0 is the integer 20, 20.5 is no integer);
 - any other constraint (range, enum, length, pattern...) -> 422 ``invalid_field``.
 
 Fields are named by a dotted path, with array indexes in brackets: ``options.colour``,
@@ -95,7 +95,8 @@ def _pattern(
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-# JSON Schema calls 20.0 an integer; the game rules do not, so neither does the gateway.
+# Only ints are integers here: a body's integral numbers written as 20.0 are decoded as
+# ints (`_number`), and a boolean is never a number.
 StrictValidator: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
     validators={"pattern": _pattern},
@@ -185,10 +186,24 @@ def _depth(value: Any) -> int:
     return depth
 
 
+def _number(text: str) -> float | int:
+    """A JSON number written with a fraction or an exponent: an integer when it is one.
+
+    JSON Schema 2020-12 counts 20.0 as the integer 20, and clients whose numbers are all
+    doubles (Swift, Kotlin, JavaScript's JSON of a computed value) write it so; 20.5 stays
+    a number that no integer field accepts.
+    """
+    value = float(text)
+    if value.is_integer():
+        return int(value)
+    return value
+
+
 def _decode(request_data: bytes) -> Any:
     try:
         value = json.loads(
             request_data,
+            parse_float=_number,
             parse_constant=_reject_constant,
             object_pairs_hook=_object_without_repeats,
         )

@@ -378,7 +378,7 @@ MALFORMED_CREATE = [
     ("huge digits", _raw(b'{"game": "guts", "ante": 1' + b"0" * 5000 + b"}"), 400, None, None),
     ("negative", _raw(b'{"game": "guts", "ante": -1}'), 422, "invalid_field", "ante"),
     ("fraction", _raw(b'{"game": "guts", "ante": 1.5}'), 422, "invalid_type", "ante"),
-    ("float integer", _raw(b'{"game": "guts", "ante": 2.0}'), 422, "invalid_type", "ante"),
+    ("fractional integer", _raw(b'{"game": "guts", "ante": 2.5}'), 422, "invalid_type", "ante"),
     ("boolean", _raw(b'{"game": "guts", "ante": true}'), 422, "invalid_type", "ante"),
     ("string number", _raw(b'{"game": "guts", "ante": "5"}'), 422, "invalid_type", "ante"),
     ("unknown option", _raw(b'{"game": "guts", "colour": "red"}'), 422, "unknown_field", "colour"),

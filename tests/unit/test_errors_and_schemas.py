@@ -89,9 +89,9 @@ def fault(data: bytes | str, schema: str, content_type: str | None = JSON) -> Ap
             "unknown_field",
             "odds.colour",
         ),
-        # wrong JSON type, booleans and 20.0 included
+        # wrong JSON type, booleans and 20.5 included
         ('{"name": "Ada", "buy_in": true}', "TakeSeat", 422, "invalid_type", "buy_in"),
-        ('{"name": "Ada", "buy_in": 20.0}', "TakeSeat", 422, "invalid_type", "buy_in"),
+        ('{"name": "Ada", "buy_in": 20.5}', "TakeSeat", 422, "invalid_type", "buy_in"),
         ('{"name": "Ada", "buy_in": "50"}', "TakeSeat", 422, "invalid_type", "buy_in"),
         ('{"name": 7, "buy_in": 50}', "TakeSeat", 422, "invalid_type", "name"),
         ('{"game": "guts", "ante": false}', "CreateTable", 422, "invalid_type", "ante"),
@@ -100,7 +100,7 @@ def fault(data: bytes | str, schema: str, content_type: str | None = JSON) -> Ap
         ('{"game": 3}', "CreateTable", 422, "invalid_type", "game"),
         ('{"action": "rebuy", "amount": [5]}', "Action", 422, "invalid_type", "amount"),
         ('{"game": "guts3", "hands": "Ah Kh"}', "EvaluateRequest", 422, "invalid_type", "hands"),
-        ('{"game": "guts", "cards": 3.0}', "CreateTable", 422, "invalid_type", "cards"),
+        ('{"game": "guts", "cards": 3.5}', "CreateTable", 422, "invalid_type", "cards"),
         # out of range, enum, length, pattern, items
         ('{"name": "Ada", "buy_in": 0}', "TakeSeat", 422, "invalid_field", "buy_in"),
         ('{"name": "", "buy_in": 50}', "TakeSeat", 422, "invalid_field", "name"),
@@ -254,6 +254,23 @@ def test_valid_bodies_come_back_unchanged() -> None:
     assert parse_json_body(json.dumps(call).encode(), JSON, "Action") == call
     odds = {"game": "guts2", "odds": {"hand": "Ah Ad", "opponents": 9, "seed": 1}}
     assert parse_json_body(json.dumps(odds).encode(), JSON, "EvaluateRequest") == odds
+
+
+@pytest.mark.parametrize(
+    ("data", "schema", "member", "value"),
+    [
+        (b'{"name": "Bo", "buy_in": 20.0}', "TakeSeat", "buy_in", 20),
+        (b'{"game": "guts", "ante": 1.0, "cards": 3e0}', "CreateTable", "ante", 1),
+        (b'{"action": "rebuy", "amount": 95.0}', "Action", "amount", 95),
+        (b'{"amount": 5E2}', "WalletTransfer", "amount", 500),
+    ],
+)
+def test_integral_numbers_written_as_doubles_are_integers(
+    data: bytes, schema: str, member: str, value: int
+) -> None:
+    body = parse_json_body(data, JSON, schema)
+    assert body[member] == value
+    assert type(body[member]) is int
 
 
 def test_a_body_seen_before_comes_back_as_a_fresh_equal_copy() -> None:
