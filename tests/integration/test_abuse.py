@@ -853,3 +853,16 @@ def test_oversized_chunked_bodies_get_413_through_gunicorn(
     status, _, result = _status_and_body(send_raw(server.port, head, chunked(small, 7)))
     assert status == 200, result
     assert len(result["results"]) == 1
+
+
+def test_an_empty_cursor_is_the_first_page(gateway: Gateway) -> None:
+    ann = gateway.sign_up("ann")
+    table_id = gateway.create(ann)
+    lobby = gateway.call("GET", "/v1/tables?cursor=")
+    assert lobby.status_code == 200, lobby.get_json()
+    assert table_id in [t["id"] for t in lobby.get_json()["tables"]]
+    events = gateway.call("GET", f"/v1/tables/{table_id}/events?after=&wait=")
+    assert events.status_code == 200, events.get_json()
+    assert events.get_json()["events"][0]["type"] == "table_created"
+    page = gateway.call("GET", "/v1/players/me/ledger?cursor=", ann)
+    assert [e["kind"] for e in page.get_json()["entries"]] == ["grant"]

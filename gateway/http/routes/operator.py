@@ -49,7 +49,7 @@ def _private(response: Response, status: int = 200) -> Response:
 def entries_page(player: str) -> Response:
     """A page of a wallet's entries, newest first (`?cursor=`, `?limit=`)."""
     limit = _int_arg("limit", 50, 1, 500)
-    raw = request.args.get("cursor")
+    raw = request.args.get("cursor") or None  # empty: the first page
     cursor = None
     if raw is not None:
         if not raw.isdigit() or len(raw) > 15:
@@ -124,7 +124,9 @@ def export() -> Response:
     """The whole ledger as JSON lines, wallet after wallet; `Next-Cursor` for more."""
     _operator()
     limit = _int_arg("limit", 1000, 1, 10_000)
-    entries, following = _wallets().export(_export_cursor(request.args.get("cursor")), limit)
+    entries, following = _wallets().export(
+        _export_cursor(request.args.get("cursor") or None), limit
+    )
     lines = "".join(jsonio.dumps(entry) + "\n" for entry in entries)
     response = _private(Response(lines, mimetype="application/jsonl"))
     if following is not None:

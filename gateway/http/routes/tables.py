@@ -87,7 +87,7 @@ def _viewer(table_id: str) -> tuple[Viewer, Any]:
 def _number_arg(name: str, default: float, low: float, high: float, whole: bool) -> float:
     """A numeric query parameter within [low, high]; 400 invalid_parameter otherwise."""
     raw = request.args.get(name)
-    if raw is None:
+    if not raw:  # absent, or empty (`?after=`): the default
         return default
     kind = "a whole number" if whole else "a number"
     # ASCII digits only: int() and float() would also take "+3", " 3", "1_0", "1e3",
@@ -132,7 +132,8 @@ def create_table() -> Response:
 def lobby() -> Response:
     """The lobby, newest tables first."""
     limit = _int_arg("limit", 20, 1, 100)
-    response = jsonify(_service().lobby(limit, request.args.get("cursor")))
+    # an empty cursor (`?cursor=`) is the first page, as none is
+    response = jsonify(_service().lobby(limit, request.args.get("cursor") or None))
     # the same for everyone, and a lobby two seconds old is still a fair lobby
     response.headers["Cache-Control"] = f"public, max-age={LOBBY_MAX_AGE}"
     digest = hashlib.blake2b(response.get_data(), digest_size=12).hexdigest()
