@@ -94,7 +94,7 @@ def build_players(settings: Settings, store: TableStore) -> PlayerService:
         store,
         credentials,
         settings.players_mode,
-        Quotas(settings.quota_open_tables, settings.quota_streams),
+        Quotas(settings.quota_open_tables, settings.quota_streams, settings.streams_per_address),
     )
     service.stream_lease_seconds = settings.stream_max_seconds + 30.0
     credentials.on_jwt_player = service.ensure_jwt_player

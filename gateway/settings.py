@@ -153,6 +153,7 @@ class Settings:
     # Quotas per player (0: off) and players created per address per hour in open mode.
     quota_open_tables: int = 5
     quota_streams: int = 20
+    streams_per_address: int = 100
     players_per_address: int = 20
     # Wallets (gateway.service.wallets, docs/ledger.md): chips granted to a new player and
     # the floor a wallet is topped up to once a UTC day; None: 10,000 each in open mode,
@@ -235,6 +236,9 @@ class Settings:
                 _number(env, "QUOTA_OPEN_TABLES", cls.quota_open_tables, 0, 10**6)
             ),
             quota_streams=int(_number(env, "QUOTA_STREAMS", cls.quota_streams, 0, 10**6)),
+            streams_per_address=int(
+                _number(env, "STREAMS_PER_ADDRESS", cls.streams_per_address, 0, 10**6)
+            ),
             players_per_address=int(
                 _number(env, "PLAYERS_PER_ADDRESS", cls.players_per_address, 0, 10**6)
             ),

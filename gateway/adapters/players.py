@@ -8,6 +8,7 @@ Redis Cluster slot; a key's digest is looked up under a tag of its own:
     player:{<id>}:tables     set: ids of the open tables the player created (the quota)
     player:{<id>}:seats      set: ids of the tables where the player took a seat
     player:{<id>}:streams    sorted set: the player's event streams, by when their lease ends
+    address:{<address>}:streams   the same, for the streams of one client address
     credential:{<sha256>}    JSON {player, key_id}: what a player key's digest stands for
     table:{<id>}:ticket:<sha256>   JSON, expiring: a stream ticket, on its table's slot
 
@@ -57,6 +58,11 @@ def seats_key(player: str) -> str:
 def streams_key(player: str) -> str:
     """The sorted set of a player's open event streams."""
     return f"player:{{{player}}}:streams"
+
+
+def address_streams_key(address: str) -> str:
+    """The sorted set of the event streams one client address holds."""
+    return f"address:{{{address}}}:streams"
 
 
 def credential_key(key_digest: str) -> str:
@@ -147,12 +153,20 @@ class PlayerStore:
 
     def lease_stream(self, player: str, stream: str, limit: int, seconds: float) -> bool:
         """Hold one of the player's `limit` streams for up to `seconds`; False when all are held."""
+        return self.lease(streams_key(player), stream, limit, seconds)
+
+    def lease(self, key: str, stream: str, limit: int, seconds: float) -> bool:
+        """Hold one of `limit` streams counted in `key` for up to `seconds`; False when all are."""
         ms = max(1, round(seconds * 1000))
-        return bool(self._lease(keys=[streams_key(player)], args=[limit, stream, ms]))
+        return bool(self._lease(keys=[key], args=[limit, stream, ms]))
 
     def end_stream(self, player: str, stream: str) -> None:
         """Give a stream's lease back."""
         self.client.zrem(streams_key(player), stream)
+
+    def end_lease(self, key: str, stream: str) -> None:
+        """Give a lease counted in `key` back."""
+        self.client.zrem(key, stream)
 
     def put_ticket(
         self, table_id: str, ticket_digest: str, value: dict[str, Any], ttl: int

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.adapters.players import PlayerStore, digest
+from gateway.adapters.players import PlayerStore, address_streams_key, digest
 from gateway.adapters.store import TableStore
 from gateway.errors import problem
 from gateway.games.common import display_name
@@ -39,6 +39,8 @@ class Quotas:
 
     open_tables: int = 5
     streams: int = 20
+    # event streams one client address holds at once, players and spectators alike
+    streams_per_address: int = 100
 
 
 def quota_exceeded(quota: str, limit: int, detail: str) -> Exception:
@@ -240,6 +242,29 @@ class PlayerService:
         return stream
 
     stream_lease_seconds = 330.0
+
+    def lease_address_stream(self, address: str) -> str | None:
+        """Hold one of the address's streams (its lease id); 429 quota_exceeded if all are."""
+        limit = self.quotas.streams_per_address
+        if limit <= 0:
+            return None
+        stream = secrets.token_hex(8)
+        key = address_streams_key(address)
+        if not self.store.lease(key, stream, limit, self.stream_lease_seconds):
+            raise quota_exceeded(
+                "streams_per_address",
+                limit,
+                f"One address may hold {limit} event streams at once.",
+            )
+        return stream
+
+    def end_address_stream(self, address: str, stream: str | None) -> None:
+        """Give an address's stream lease back."""
+        if stream is not None:
+            try:
+                self.store.end_lease(address_streams_key(address), stream)
+            except Exception:  # the lease ends by itself
+                log.warning("stream lease not given back", exc_info=True)
 
     def end_stream(self, player: str, stream: str | None) -> None:
         """Give a stream's lease back."""

@@ -332,6 +332,37 @@ def test_a_player_holds_up_to_quota_streams(two_streams: Gateway) -> None:
         stream.close()
 
 
+def test_one_address_holds_up_to_its_streams_players_and_spectators_alike(
+    redis_url: str, evaluator_address: str
+) -> None:
+    app = make_app(redis_url, evaluator_address, streams_per_address=3)
+    gateway = Gateway(app, app.test_client())
+    held: list[HeldStream] = []
+    try:
+        table_id = gateway.create()
+        ann, bo = gateway.sign_up("ann"), gateway.sign_up("bo")
+        path = f"/v1/tables/{table_id}/events/stream"
+        held += [HeldStream(gateway, path, ann), HeldStream(gateway, path, bo)]
+        held.append(HeldStream(gateway, path))
+        assert [r.status_code for r in held] == [200, 200, 200]
+        for who in (None, ann):
+            refused = HeldStream(gateway, path, who)
+            held.append(refused)
+            body = assert_problem(refused.response, 429, "quota_exceeded")
+            assert (body["quota"], body["limit"]) == ("streams_per_address", 3)
+            assert refused.response.headers["Retry-After"]
+        held[2].close()  # a stream that ends gives its place back
+        again = HeldStream(gateway, path)
+        held.append(again)
+        assert again.status_code == 200
+        # play goes on meanwhile
+        assert gateway.sit(table_id, "cy").seat
+    finally:
+        for stream in held:
+            stream.close()
+        close_app(app)
+
+
 def test_the_twenty_first_stream_of_a_player_is_refused(gateway: Gateway) -> None:
     table_id = gateway.create()
     ann = gateway.sign_up("ann")

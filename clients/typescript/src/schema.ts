@@ -254,7 +254,7 @@ export interface paths {
         };
         /**
          * Events as server-sent events
-         * @description Each event is sent as `id: <id>`, `event: <type>` and `data: <Event JSON>`; comment lines keep the connection alive. The stream ends after a while and EventSource reconnects, resuming after `Last-Event-ID`. A seat's private events come with its token or its player's credential, or with a stream ticket (`ticket`), which is how a browser's EventSource, which sends no header, opens one. A player holds at most `QUOTA_STREAMS` streams at once.
+         * @description Each event is sent as `id: <id>`, `event: <type>` and `data: <Event JSON>`; comment lines keep the connection alive. The stream ends after a while and EventSource reconnects, resuming after `Last-Event-ID`. A seat's private events come with its token or its player's credential, or with a stream ticket (`ticket`), which is how a browser's EventSource, which sends no header, opens one. A player holds at most `QUOTA_STREAMS` streams at once, and one client address `STREAMS_PER_ADDRESS` (spectators included).
          */
         get: operations["streamEvents"];
         put?: never;
@@ -1710,7 +1710,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests (`rate_limited`), or the player holds as many event streams as they may (`quota_exceeded`, with the `quota` and its `limit`). */
+        /** @description Too many requests (`rate_limited`), or the player (`"quota": "streams"`) or the client address (`"quota": "streams_per_address"`) holds as many event streams as it may (`quota_exceeded`, with the `quota` and its `limit`). */
         StreamQuotaExceeded: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];

@@ -16,6 +16,7 @@ from gateway.errors import ApiError, invalid_token, problem
 from gateway.http.auth import IGNORED_KEY, principal_of
 from gateway.http.etags import entity_tags, if_match
 from gateway.http.headers import idempotency
+from gateway.http.limits import client_address
 from gateway.http.schemas import parse_json_body
 from gateway.service.credentials import Principal
 from gateway.service.idempotency import Idempotency, Outcome
@@ -258,7 +259,17 @@ def event_stream(table_id: str) -> Response:
     lifetime = _settings().stream_max_seconds
     instance = request.path
     holder = principal.player if principal.kind == "player" else None
-    lease = None if holder is None else players.lease_stream(holder)
+    address = client_address(
+        request.environ.get("REMOTE_ADDR"),
+        request.environ.get("HTTP_X_FORWARDED_FOR"),
+        _settings().trusted_proxies,
+    )
+    held = players.lease_address_stream(address)
+    try:
+        lease = None if holder is None else players.lease_stream(holder)
+    except ApiError:
+        players.end_address_stream(address, held)
+        raise
 
     def generate() -> Iterator[str]:
         cursor = after
@@ -288,8 +299,9 @@ def event_stream(table_id: str) -> Response:
             yield "".join(frames)
 
     response = Response(stream_with_context(generate()), mimetype="text/event-stream")
+    # the server closes every answer, even one whose stream was never read
+    response.call_on_close(lambda: players.end_address_stream(address, held))
     if holder is not None:
-        # the server closes every answer, even one whose stream was never read
         response.call_on_close(lambda: players.end_stream(holder, lease))
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"
