@@ -146,7 +146,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     limits = request_limits(settings, service.store)
     if limits is not None:
         steps.append(RateLimitStep(limits))
-    steps.append(BodyStep())
+    steps.append(BodyStep(settings.body_read_timeout))
     if settings.compression_min_bytes:
         from gateway.http.compression import CompressionStep
 

@@ -47,6 +47,7 @@ PROBLEM_CODES: dict[str, tuple[int, str]] = {
     "route_not_found": (404, "Route not found"),
     "method_not_allowed": (405, "Method not allowed"),
     "not_acceptable": (406, "Not acceptable"),
+    "body_timeout": (408, "Request body timeout"),
     "idempotency_key_reused": (409, "Idempotency key reused"),
     "idempotency_in_progress": (409, "Idempotent request in progress"),
     "conflict": (409, "Conflict"),

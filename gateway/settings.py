@@ -154,6 +154,9 @@ class Settings:
     quota_open_tables: int = 5
     quota_streams: int = 20
     streams_per_address: int = 100
+    # A request body must arrive whole within this many seconds (0: no limit; gevent
+    # workers only, gateway.http.steps.body_deadline).
+    body_read_timeout: float = 10.0
     players_per_address: int = 20
     # Wallets (gateway.service.wallets, docs/ledger.md): chips granted to a new player and
     # the floor a wallet is topped up to once a UTC day; None: 10,000 each in open mode,
@@ -238,6 +241,9 @@ class Settings:
             quota_streams=int(_number(env, "QUOTA_STREAMS", cls.quota_streams, 0, 10**6)),
             streams_per_address=int(
                 _number(env, "STREAMS_PER_ADDRESS", cls.streams_per_address, 0, 10**6)
+            ),
+            body_read_timeout=_number(
+                env, "BODY_READ_TIMEOUT_SECONDS", cls.body_read_timeout, 0, 300
             ),
             players_per_address=int(
                 _number(env, "PLAYERS_PER_ADDRESS", cls.players_per_address, 0, 10**6)

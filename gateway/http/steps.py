@@ -6,7 +6,10 @@ endpoint and Flask's routes alike.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import socket
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -64,13 +67,23 @@ class BodyStep:
     What was read is the exchange's `body`, and what Flask reads again.
     """
 
+    def __init__(self, timeout: float = 0.0) -> None:
+        """Refuse a body that has not arrived whole within `timeout` seconds (0: never)."""
+        self.timeout = timeout
+
     def before(self, exchange: Exchange) -> None:
-        """Read the body; 413 body_too_large past the limit."""
+        """Read the body; 413 body_too_large past the limit, 408 body_timeout past the time."""
         environ = exchange.environ
         length = get_content_length(environ)
         if not length and "chunked" not in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
             return
-        exchange.body = read_body(environ)
+        try:
+            with body_deadline(self.timeout):
+                exchange.body = read_body(environ)
+        except ApiError as error:
+            if error.code == "body_timeout":
+                _stop_reading(environ)
+            raise
         if length is None:  # a streamed body: Flask reads it again by its length
             environ.pop("HTTP_TRANSFER_ENCODING", None)
             environ["wsgi.input_terminated"] = False
@@ -79,6 +92,53 @@ class BodyStep:
 
     def after(self, exchange: Exchange, status: int, headers: Headers) -> None:
         """Nothing to add to an answer."""
+
+
+class _BodyTimeout(Exception):  # noqa: N818 - raised by gevent's Timeout, then answered
+    """The body did not arrive in time."""
+
+
+@contextlib.contextmanager
+def body_deadline(seconds: float) -> Iterator[None]:
+    """Cut a body read short after `seconds`: 408 body_timeout.
+
+    Only in a gevent worker (the deployed one), where a read waits cooperatively and a
+    `gevent.Timeout` interrupts it; elsewhere (tests in one thread, gthread workers) the
+    read is left alone and the edge's own body timeout applies (deploy/edge).
+    """
+    if seconds <= 0 or not _gevent_patched():
+        yield
+        return
+    import gevent
+
+    try:
+        with gevent.Timeout(seconds, _BodyTimeout):
+            yield
+    except _BodyTimeout:
+        raise problem(
+            "body_timeout",
+            f"The request body did not arrive within {seconds:g} s.",
+        ) from None
+
+
+def _stop_reading(environ: WSGIEnvironment) -> None:
+    """Read nothing more from this connection: the rest of a cut body is no request.
+
+    A WSGI answer may not say `Connection: close` (a hop-by-hop header); gunicorn closes
+    the connection once it finds no next request to read.
+    """
+    sock = environ.get("gunicorn.socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RD)
+
+
+def _gevent_patched() -> bool:
+    try:
+        from gevent import monkey
+    except ImportError:
+        return False
+    return bool(monkey.is_module_patched("socket"))
 
 
 def body_too_large() -> ApiError:
