@@ -18,14 +18,17 @@ A table's side is on the table's slot, written by the table's own commit:
                               cash-outs, the reserve to the house)
     table:{<id>}:outbox       hash: transfer id -> JSON cash-out not relayed yet
 
-The house's credits (a closed table's reserve) are a ledger of their own,
+An operator's Idempotency-Key is tied to the one request it came with by
+`ledger:{key:<digest prefix>}:<sha256 of operator and key>` (its fingerprint), whichever
+wallet the request is for. The house's credits (a closed table's reserve) are a ledger of their own,
 `house:{ledger}:*`, kept like a wallet's. Three keys shared by all let a sweeper find
 work without a scan: `ledger:wallets` (every wallet, by creation), `ledger:pending`
-(wallets with a reservation, by when it may be resolved) and `ledger:outbox` (tables
-with a cash-out to relay, by when it is due). Each is written before the step it
-points at, which must land before the pointer's time (its script checks Redis's
-clock), so a crash leaves a pointer to nothing (dropped by the sweeper), never a step
-without a pointer, and a sweeper never drops a pointer to a step still on its way.
+(every reservation, "<player> <transfer id>", by when it may be resolved) and
+`ledger:outbox` (tables with a cash-out to relay, by when it is due). Each is written
+before the step it points at, which must land before the pointer's time (its script
+checks Redis's clock), so a crash leaves a pointer to nothing (dropped by the sweeper),
+never a step without a pointer, and a sweeper never drops a pointer to a step still on
+its way.
 """
 
 from __future__ import annotations
@@ -153,6 +156,27 @@ class WalletStore:
         so a sweeper that finds the pointer due finds every step it points at done.
         """
         self.client.zadd(key, {member: due}, gt=True)
+
+    def claim_key(self, key_digest: str, fingerprint: str) -> bool:
+        """Tie an operator's Idempotency-Key to one request (its fingerprint): True if it
+        is this request's (now or already), False if another request holds it."""
+        key = f"ledger:{{key:{key_digest[:4]}}}:{key_digest}"
+        if self.client.set(key, fingerprint, nx=True):
+            return True
+        return self.client.get(key) == fingerprint
+
+    def point_at(self, key: str, member: str, due: float) -> None:
+        """Point a sweeper at `member`, a step of its own, from `due` on."""
+        self.client.zadd(key, {member: due})
+
+    def drop(self, key: str, member: str) -> None:
+        """Take a pointer whose step is done out of its set."""
+        self.client.zrem(key, member)
+
+    def reservation(self, player: str, transfer_id: str) -> dict[str, Any] | None:
+        """One of the wallet's reservations, None once it is posted or voided."""
+        raw = self.client.hget(wallet_keys(player)[3], transfer_id)
+        return None if raw is None else dict(jsonio.loads(cast(str, raw)))
 
     def due(self, key: str, now: float, limit: int) -> list[tuple[str, float]]:
         """Members of a pointer set due by `now`, with their scores."""

@@ -198,8 +198,9 @@ def audit(snapshot: Snapshot, pending_late: float, outbox_late: float) -> Report
         account = wallet_account(wallet.player)
         running = 0
         for position, entry in enumerate(wallet.entries, start=1):
-            if entry["id"] in seen and seen[entry["id"]] == account:
-                found.append(f"{account}: transfer {entry['id']} entered twice")
+            if entry["id"] in seen:
+                # a transfer is between a wallet and another kind of account: once in one
+                found.append(f"{account}: transfer {entry['id']} also in {seen[entry['id']]}")
             seen[entry["id"]] = account
             if account not in (entry["debit"], entry["credit"]):
                 found.append(f"{account}: entry {position} ({entry['id']}) is not its transfer")

@@ -177,8 +177,15 @@ class WalletService:
         if idempotency is None:
             transfer_id, fingerprint = secrets.token_hex(12), "-"
         else:
-            key = f"{operator}\0{idempotency}".encode()
-            transfer_id, fingerprint = hashlib.sha256(key).hexdigest()[:24], _fingerprint(request)
+            key = hashlib.sha256(f"{operator}\0{idempotency}".encode()).hexdigest()
+            transfer_id, fingerprint = key[:24], _fingerprint(request)
+            # the key names one request of the operator's, whichever wallet it is for
+            if not self.store.claim_key(key, fingerprint):
+                raise problem(
+                    "idempotency_key_reused",
+                    "This Idempotency-Key was used with a different request.",
+                    field="Idempotency-Key",
+                )
         prefix = "dp" if kind == "deposit" else "wd"
         transfer_id = f"{prefix}_{transfer_id}"
         now = self.clock()
@@ -239,7 +246,8 @@ class WalletService:
             {"table": table_id},
         )
         # the pointer first: a reservation is never left where no sweeper looks
-        self.store.point(PENDING_KEY, player, expires + self.policy.margin)
+        due = expires + self.policy.margin
+        self.store.point_at(PENDING_KEY, f"{player} {transfer['id']}", due)
         held = jsonio.dumps({"amount": amount, "table": table_id, "expires": expires})
         step = self.store.step(
             player, "reserve", transfer["id"], amount, "-", None, held, int(expires * 1000) / 1000
@@ -371,21 +379,20 @@ class WalletService:
         sweepers may run at once."""
         now = self.clock()
         done = {"posted": 0, "voided": 0, "relayed": 0}
-        for player, seen in self.store.due(PENDING_KEY, now, limit):
-            later = None
-            for transfer_id, held in self.store.pending(player).items():
-                expires = float(held["expires"])
-                if now < expires + self.policy.margin:
-                    later = min(later or float("inf"), expires + self.policy.margin)
-                    continue
+        # a pointer per reservation, due once no commit can accept it any more: each is
+        # resolved on its own time, however many more the player makes meanwhile
+        for member, _ in self.store.due(PENDING_KEY, now, limit):
+            player, _, transfer_id = member.partition(" ")
+            held = self.store.reservation(player, transfer_id)
+            if held is not None:
                 entry = self.store.table_transfer(held["table"], transfer_id)
                 if entry is not None:
                     if self._post(player, entry) == "done":
                         done["posted"] += 1
                 else:
-                    self.store.step(player, "void", transfer_id, 0, "-")
-                    done["voided"] += 1
-            self.store.repoint(PENDING_KEY, player, seen, later)
+                    step = self.store.step(player, "void", transfer_id, 0, "-")
+                    done["voided"] += step.outcome == "done"
+            self.store.drop(PENDING_KEY, member)
         for table_id, seen in self.store.due(OUTBOX_KEY, now, limit):
             done["relayed"] += self.relay(table_id)
             self.store.repoint(OUTBOX_KEY, table_id, seen, None)

@@ -98,7 +98,7 @@ def test_a_reservation_on_no_table_and_a_cash_out_in_the_outbox_are_in_flight() 
         (lambda s: setattr(s.wallets[0], "issued", 999), "999 issued"),
         (lambda s: setattr(s.tables[0], "chips", 111), "the table holds 111 chips"),
         (lambda s: s.tables[0].transfers.pop("bi_t1_n1"), "posted, no table holds it"),
-        (lambda s: s.wallets[0].entries.append(dict(s.wallets[0].entries[0])), "entered twice"),
+        (lambda s: s.wallets[0].entries.append(dict(s.wallets[0].entries[0])), "also in"),
         (
             lambda s: s.wallets[1].pending_transfers["bi_t1_n2"].update(expires=NOW - 11),
             "still pending past its time",
