@@ -107,7 +107,10 @@ def test_watchers_beyond_the_command_pool_neither_fail_nor_starve_moves(
     instead of being refused 503, and the moves that follow still get theirs.
     """
     watchers = COMMAND_CONNECTIONS + 64
-    gateway = GunicornGateway(redis_url, evaluator_address, tmp_path / "gunicorn.log", workers=1)
+    # every watcher comes from one address: more than its cap on streams
+    gateway = GunicornGateway(
+        redis_url, evaluator_address, tmp_path / "gunicorn.log", workers=1, STREAMS_PER_ADDRESS="0"
+    )
     gateway.start()
     streams: list[socket.socket] = []
     try:
