@@ -866,3 +866,19 @@ def test_an_empty_cursor_is_the_first_page(gateway: Gateway) -> None:
     assert events.get_json()["events"][0]["type"] == "table_created"
     page = gateway.call("GET", "/v1/players/me/ledger?cursor=", ann)
     assert [e["kind"] for e in page.get_json()["entries"]] == ["grant"]
+
+
+def test_a_query_parameter_given_twice_is_refused(gateway: Gateway) -> None:
+    ann = gateway.sign_up("ann")
+    table_id = gateway.create(ann)
+    for path, name in (
+        (f"/v1/tables/{table_id}/events?after=&after=3", "after"),
+        (f"/v1/tables/{table_id}/events?wait=1&wait=0", "wait"),
+        ("/v1/tables?cursor=&cursor=x", "cursor"),
+        ("/v1/tables?limit=5&limit=5", "limit"),
+        ("/v1/players/me/ledger?cursor=1&cursor=2", "cursor"),
+    ):
+        answer = gateway.call("GET", path, ann)
+        assert answer.status_code == 400, (path, answer.get_json())
+        assert answer.get_json()["code"] == "invalid_parameter"
+        assert answer.get_json()["field"] == name

@@ -16,7 +16,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from gateway import jsonio
 from gateway.errors import problem
 from gateway.http.auth import principal_of
-from gateway.http.routes.tables import _int_arg
+from gateway.http.routes.tables import _int_arg, query_arg
 from gateway.http.schemas import parse_json_body
 from gateway.service.players import PlayerService
 from gateway.service.wallets import WalletService
@@ -49,7 +49,7 @@ def _private(response: Response, status: int = 200) -> Response:
 def entries_page(player: str) -> Response:
     """A page of a wallet's entries, newest first (`?cursor=`, `?limit=`)."""
     limit = _int_arg("limit", 50, 1, 500)
-    raw = request.args.get("cursor") or None  # empty: the first page
+    raw = query_arg("cursor")
     cursor = None
     if raw is not None:
         if not raw.isdigit() or len(raw) > 15:
@@ -124,9 +124,7 @@ def export() -> Response:
     """The whole ledger as JSON lines, wallet after wallet; `Next-Cursor` for more."""
     _operator()
     limit = _int_arg("limit", 1000, 1, 10_000)
-    entries, following = _wallets().export(
-        _export_cursor(request.args.get("cursor") or None), limit
-    )
+    entries, following = _wallets().export(_export_cursor(query_arg("cursor")), limit)
     lines = "".join(jsonio.dumps(entry) + "\n" for entry in entries)
     response = _private(Response(lines, mimetype="application/jsonl"))
     if following is not None:

@@ -85,10 +85,27 @@ def _viewer(table_id: str) -> tuple[Viewer, Any]:
     return viewer, record
 
 
+def query_arg(name: str) -> str | None:
+    """A query parameter's one value; None when absent or empty (`?after=`: the default).
+
+    Given twice (`?after=1&after=9`) it is ambiguous: 400 invalid_parameter, never a guess.
+    """
+    values = request.args.getlist(name)
+    if len(values) > 1:
+        raise ApiError(
+            400,
+            "invalid_parameter",
+            "Invalid parameter",
+            f"Query parameter '{name}' is given more than once.",
+            field=name,
+        )
+    return values[0] if values and values[0] else None
+
+
 def _number_arg(name: str, default: float, low: float, high: float, whole: bool) -> float:
     """A numeric query parameter within [low, high]; 400 invalid_parameter otherwise."""
-    raw = request.args.get(name)
-    if not raw:  # absent, or empty (`?after=`): the default
+    raw = query_arg(name)
+    if raw is None:
         return default
     kind = "a whole number" if whole else "a number"
     # ASCII digits only: int() and float() would also take "+3", " 3", "1_0", "1e3",
@@ -133,8 +150,7 @@ def create_table() -> Response:
 def lobby() -> Response:
     """The lobby, newest tables first."""
     limit = _int_arg("limit", 20, 1, 100)
-    # an empty cursor (`?cursor=`) is the first page, as none is
-    response = jsonify(_service().lobby(limit, request.args.get("cursor") or None))
+    response = jsonify(_service().lobby(limit, query_arg("cursor")))
     # the same for everyone, and a lobby two seconds old is still a fair lobby
     response.headers["Cache-Control"] = f"public, max-age={LOBBY_MAX_AGE}"
     digest = hashlib.blake2b(response.get_data(), digest_size=12).hexdigest()
@@ -247,7 +263,7 @@ def event_stream(table_id: str) -> Response:
     """
     after = _stream_cursor()
     principal = _principal()
-    ticket = request.args.get("ticket")
+    ticket = query_arg("ticket")
     players = _players()
     if ticket is not None:
         principal = players.redeem_ticket(table_id, ticket)
