@@ -36,6 +36,11 @@ def rounds_of(load: Any, plan: Any, config: GatewayConfig) -> dict[str, float]:
         rounds = request_rounds(service, load, plan, lambda _: None)
     finally:
         service.stop()
+    return request_figures(rounds)
+
+
+def request_figures(rounds: dict[str, Any]) -> dict[str, float]:
+    """A run's figures from its request rounds (`request_rounds`): medians over them."""
     figures = {
         f"{kind}_per_second": rounds[kind]["requests_per_second"]["median"] for kind in KINDS
     }

@@ -11,6 +11,9 @@ rounds with the range:
   from `deal_started` through five declarations to the settled pot (`deal_ended`),
   the next deal started by the clock; with the p50/p99 of those moves and of the time
   from sending a move to its event reaching a server-sent-events watcher;
+- buy-ins and cash-outs: p50/p99 of taking a fresh seat (a new player each) and of
+  leaving it, cashed out into the player's wallet, checked by reading the balance
+  right after (bench/gateway_seats.py);
 - Redis commands per kind of move (MONITOR, in process, on a Redis of its own);
 - Redis memory per table and per deal of history, and moves/s with 10, 1,000 and
   10,000 live tables;
@@ -22,10 +25,15 @@ request with its garbage-collection policy on and off (bench/gateway_gc.py); `--
 splits a warm declare's CPU into its steps, in process (bench/gateway_steps.py);
 `--batch` compares the request rounds with the Redis commands of a gevent worker's
 requests batched (`REDIS_BATCH`, gateway.adapters.batching) and not, in alternating runs
-(bench/gateway_batch.py); `--compression` measures only the bytes and the CPU of
-compressed answers against identity ones, in process (bench/gateway_compression.py);
-`--profile` profiles a move and a showdown in process with
-pyinstrument; `--quick` is a short run. Results are written as JSON to
+(bench/gateway_batch.py); `--against REV` compares this tree's gateway with revision
+REV's in alternating runs: the request rounds, whole deals' moves/s and the buy-ins and
+cash-outs (bench/gateway_versions.py), and with `--steps` a warm declare's CPU in
+process with each tree's gateway too; `--pairs N` sets the alternating runs of each
+setting (--batch, --against); `--seats` measures, of the default parts, only the
+buy-ins and cash-outs (the parts other options ask for still run); `--compression`
+measures only the bytes and the CPU of compressed answers against identity ones, in
+process (bench/gateway_compression.py); `--profile` profiles a move and a showdown in
+process with pyinstrument; `--quick` is a short run. Results are written as JSON to
 bench/results/gateway.json.
 """
 
@@ -98,15 +106,17 @@ class Plan:
     # --batch: runs of each REDIS_BATCH setting, request rounds per run
     batch_pairs: int = 3
     batch_rounds: int = 3
+    # buy-ins and cash-outs: fresh tables per client a round, each of PLAYERS seats
+    seat_tables: int = 4
 
 
 FULL = Plan(5, 2.0, 16, 3.0, (10, 1_000, 10_000), 2.0)
 QUICK = Plan(5, 0.6, 8, 1.0, (10, 1_000), 0.8, gc_pairs=2, gc_tables_per_client=15, gc_deals=3,
-             step_tables=200, batch_pairs=2)  # fmt: skip
+             step_tables=200, batch_pairs=2, seat_tables=2)  # fmt: skip
 # every part once, as briefly as it runs: proves the benchmark works, measures nothing
 SMOKE = Plan(1, 0.2, 2, 0.5, (10,), 0.3, gc_pairs=1, gc_tables_per_client=1, gc_deals=1,
              step_tables=4, scaling_workers=(2,), profile_deals=3, batch_pairs=1,
-             batch_rounds=1)  # fmt: skip
+             batch_rounds=1, seat_tables=1)  # fmt: skip
 
 
 # --------------------------------------------------------------------- statistics
@@ -141,12 +151,14 @@ def alternating_runs(
     describe: Callable[[Figures], str],
     log: Callable[[str], None],
 ) -> tuple[dict[str, list[Figures]], dict[str, Figures]]:
-    """`pairs` runs of each setting (name -> what `run` is given), alternating so
-    that a drift of the machine's speed falls on every setting alike; the runs of each
-    setting and the median of each of their figures. Each run is logged by `describe`."""
+    """`pairs` runs of each setting (name -> what `run` is given), alternating, the
+    order reversed every other pair (A B, B A, A B, ...), so that a drift of the
+    machine's speed falls on every setting alike; the runs of each setting and the
+    median of each of their figures. Each run is logged by `describe`."""
     runs: dict[str, list[Figures]] = {name: [] for name in settings}
     for pair in range(pairs):
-        for name, env in settings.items():
+        order = list(settings.items())
+        for name, env in order[::-1] if pair % 2 else order:
             started = time.monotonic()
             figures = run(env)
             runs[name].append(figures)
@@ -187,6 +199,19 @@ class Load:
         futures = [
             self.pool.submit(play_deals, url, part, start_at, duration, seed)
             for seed, part in enumerate(self._split(tables))
+            if part
+        ]
+        return _merged(future.result() for future in futures)
+
+    def cash_outs(self, url: str, plans: list[list[Any]], buy_in: int) -> JobResult:
+        """Leave the seats of the plans (`bench.gateway_seats.SeatPlan`, one thread a
+        plan), each leave's balance checked right after it."""
+        from bench.gateway_seats import cash_outs
+
+        start_at = time.monotonic() + 0.5
+        futures = [
+            self.pool.submit(cash_outs, url, part, start_at, buy_in)
+            for part in self._split(plans)
             if part
         ]
         return _merged(future.result() for future in futures)
@@ -613,11 +638,8 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
-def report(results: dict[str, Any]) -> None:
-    """Print the tables of medians, ranges, ratios and targets."""
-    print(f"\nmedians [min-max] of {results['rounds']} rounds; {results['machine']}")
-    print(f"redis: {results['redis']}")
-    print(f"gateway: {results['gateway']}, clock every {results['clock_interval']} s")
+def _report_moves(results: dict[str, Any]) -> None:
+    """The request rounds, whole deals, Redis commands per move and memory."""
     basic = results["requests"]
     base = basic["healthz"]["requests_per_second"]["median"]
     print(f"\n{CLIENTS} keep-alive clients, closed loop")
@@ -688,18 +710,33 @@ def report(results: dict[str, Any]) -> None:
         f"{memory['bytes_per_deal']:,.0f} bytes per deal of history "
         f"({memory['hand_record_bytes_per_deal']:,.0f} of it the hand record)"
     )
-    print("\nmoves on 10 busy tables with more live tables stored")
-    print(f"{'live tables':>12} {'moves/s':>22} {'move p99 ms':>22} {'used_memory':>14}")
-    for row in results["growth"].values():
+
+
+def report(results: dict[str, Any]) -> None:
+    """Print the tables of medians, ranges, ratios and targets."""
+    print(f"\nmedians [min-max] of {results['rounds']} rounds; {results['machine']}")
+    print(f"redis: {results['redis']}")
+    print(f"gateway: {results['gateway']}, clock every {results['clock_interval']} s")
+    if "requests" in results:
+        _report_moves(results)
+    if "seats" in results:
+        from bench.gateway_seats import report as seats_report
+
+        seats_report(results["seats"])
+    if "growth" in results:
+        print("\nmoves on 10 busy tables with more live tables stored")
+        print(f"{'live tables':>12} {'moves/s':>22} {'move p99 ms':>22} {'used_memory':>14}")
+        for row in results["growth"].values():
+            print(
+                f"{row['live_tables']:>12,} {_fmt(row['moves_per_second']):>22} "
+                f"{_fmt(row['move_p99_ms'], 1):>22} {row['used_memory']:>14,}"
+            )
+    if "sdk_overhead" in results:
+        sdk = results["sdk_overhead"]
         print(
-            f"{row['live_tables']:>12,} {_fmt(row['moves_per_second']):>22} "
-            f"{_fmt(row['move_p99_ms'], 1):>22} {row['used_memory']:>14,}"
+            f"\nclient CPU per call: raw http.client {sdk['raw_http_us']:.0f} us, "
+            f"Python SDK {sdk['sdk_us']:.0f} us (the hot loops use raw HTTP)"
         )
-    sdk = results["sdk_overhead"]
-    print(
-        f"\nclient CPU per call: raw http.client {sdk['raw_http_us']:.0f} us, "
-        f"Python SDK {sdk['sdk_us']:.0f} us (the hot loops use raw HTTP)"
-    )
     if results.get("scaling"):
         print("\nscaling (medians)")
         print(f"{'configuration':36} {'healthz/s':>10} {'declare/s':>10} {'deals/s':>8} "
@@ -769,6 +806,17 @@ def main() -> None:
         help="this tree's gateway against revision REV's, alternating runs (a git worktree)",
     )
     parser.add_argument(
+        "--pairs",
+        type=int,
+        default=None,
+        help="alternating runs of each setting for --batch and --against",
+    )
+    parser.add_argument(
+        "--seats",
+        action="store_true",
+        help="of the default parts only the buy-ins and cash-outs (other options still run)",
+    )
+    parser.add_argument(
         "--moves-with",
         choices=("token", "key"),
         default="token",
@@ -790,6 +838,8 @@ def main() -> None:
     plan = SMOKE if arguments.smoke else QUICK if arguments.quick else FULL
     if arguments.rounds is not None:
         plan = dataclasses.replace(plan, rounds=max(1, arguments.rounds))
+    if arguments.pairs is not None:
+        plan = dataclasses.replace(plan, batch_pairs=max(1, arguments.pairs))
     config = GatewayConfig(
         arguments.workers, arguments.threads, arguments.worker_class, arguments.clock_interval
     )
@@ -798,7 +848,11 @@ def main() -> None:
         print(line, file=sys.stderr, flush=True)
 
     results: dict[str, Any] = {
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "load_average_before": os.getloadavg(),
+        },
         "rounds": plan.rounds,
         "gateway": config.label,
         "clock_interval": config.clock_interval,
@@ -812,19 +866,7 @@ def main() -> None:
         return
     load = Load()
     try:
-        log("requests: /healthz, table reads, declares, settling declares")
-        results["requests"] = request_rounds(service, load, plan, log)
-        log("whole deals, 32 tables at once, with SSE watchers")
-        deals = deal_rounds(service, load, CLIENTS, plan.rounds, plan.deal_window)
-        played = deals.pop("table_ids")
-        results["deals"] = deals
-        log("Redis memory per table and per deal")
-        results["memory"] = memory_costs(service, played)
-        results["sdk_overhead"] = sdk_overhead(service.url)
-        log("Redis commands per move")
-        from bench.gateway_inprocess import count_commands
-
-        results["redis_commands"] = count_commands(service.evaluator.address)
+        default_parts(service, load, plan, arguments.seats, results, log)
         if arguments.profile:
             from bench.gateway_inprocess import profile_moves
 
@@ -839,8 +881,9 @@ def main() -> None:
             results["steps"] = step_costs(
                 service.redis.url, service.evaluator.address, plan.step_tables, plan.rounds
             )
-        log("live tables: " + ", ".join(f"{n:,}" for n in plan.growth_levels))
-        results["growth"] = grow(service, load, plan, log)
+        if not arguments.seats:
+            log("live tables: " + ", ".join(f"{n:,}" for n in plan.growth_levels))
+            results["growth"] = grow(service, load, plan, log)
         if arguments.scaling:
             results["scaling"] = scaling(service, load, plan, log)
         if arguments.gc:
@@ -858,10 +901,14 @@ def main() -> None:
             from bench.gateway_versions import compare as compare_versions
 
             log(f"this tree's gateway against {arguments.against}'s, alternating runs")
-            results["against"] = compare_versions(load, plan, arguments.against, log)
+            in_process = (service.redis.url, service.evaluator.address)
+            results["against"] = compare_versions(
+                load, plan, arguments.against, log, in_process if arguments.steps else None
+            )
     finally:
         load.close()
         service.stop()
+    results["machine"]["load_average_after"] = os.getloadavg()
     report(results)
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / ("gateway_smoke.json" if arguments.smoke else "gateway.json")
@@ -870,6 +917,38 @@ def main() -> None:
         slug = "".join(c if c.isalnum() else "_" for c in name).strip("_")
         (RESULTS / f"gateway_profile_{slug}.txt").write_text(text)
     print(f"\nresults written to {path}")
+
+
+def default_parts(
+    service: Service,
+    load: Load,
+    plan: Plan,
+    seats_only: bool,
+    results: dict[str, Any],
+    log: Callable[[str], None],
+) -> None:
+    """The default run's parts before the live tables (only the buy-ins and cash-outs
+    with `seats_only`)."""
+    from bench.gateway_seats import seat_rounds
+
+    if not seats_only:
+        log("requests: /healthz, table reads, declares, settling declares")
+        results["requests"] = request_rounds(service, load, plan, log)
+        log("whole deals, 32 tables at once, with SSE watchers")
+        deals = deal_rounds(service, load, CLIENTS, plan.rounds, plan.deal_window)
+        played = deals.pop("table_ids")
+        results["deals"] = deals
+    log("buy-ins and cash-outs, a fresh player for each seat")
+    results["seats"] = seat_rounds(service, load, plan, log)
+    if seats_only:
+        return
+    log("Redis memory per table and per deal")
+    results["memory"] = memory_costs(service, played)
+    results["sdk_overhead"] = sdk_overhead(service.url)
+    log("Redis commands per move")
+    from bench.gateway_inprocess import count_commands
+
+    results["redis_commands"] = count_commands(service.evaluator.address)
 
 
 def compression_only(

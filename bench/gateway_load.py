@@ -45,6 +45,8 @@ class JobResult:
     deliveries: list[tuple[float, float]] = field(default_factory=list)  # (arrived, seconds)
     # (arrived, seconds after the move's reply had come back; negative: before it)
     after_reply: list[tuple[float, float]] = field(default_factory=list)
+    # (done at, seconds): reads a job made besides its timed requests (a cash-out's check)
+    reads: list[tuple[float, float]] = field(default_factory=list)
 
     def merge(self, other: JobResult) -> None:
         """Add another process's results to these."""
@@ -57,6 +59,7 @@ class JobResult:
         self.deals_ended += other.deals_ended
         self.deliveries += other.deliveries
         self.after_reply += other.after_reply
+        self.reads += other.reads
 
 
 def _sleep_until(start_at: float) -> None:

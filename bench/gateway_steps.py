@@ -13,7 +13,9 @@ as a table is in the gateway process that changed it last. Then, in the round:
   the steps it calls taken out (thread CPU time; the timers cost a little, shown by
   the timed total against the untimed one).
 
-Figures are medians over the rounds with their range, in microseconds of CPU.
+Figures are medians over the rounds with their range, in microseconds of CPU. With a
+`source` tree (`--against REV --steps`), the spawned process runs that tree's gateway
+package instead of this one's (the rest, the benchmark's included, is this tree's).
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ import functools
 import io
 import multiprocessing
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 # label -> (module, owner's dotted path in it or "", attribute); in calling order
@@ -153,11 +157,20 @@ def _cpu_per_call(
     return (time.process_time() - started) / max(1, len(environs)) * 1e6
 
 
-def _measure(redis_url: str, evaluator_address: str, tables: int, rounds: int) -> dict[str, Any]:
-    """The rounds, in this (spawned) process."""
+def _measure(
+    redis_url: str, evaluator_address: str, tables: int, rounds: int, shim: str | None = None
+) -> dict[str, Any]:
+    """The rounds, in this (spawned) process; the `gateway` package imported from the
+    directory `shim` first, if given (`step_costs`)."""
     import importlib
     import json
 
+    if shim is not None:
+        if "gateway" in sys.modules:
+            raise RuntimeError("the gateway package was imported already")
+        sys.path.insert(0, shim)
+
+    import gateway
     from bench.gateway_bench import GUTS_OPTIONS, PLAYERS
     from bench.gateway_inprocess import _settings, started_table
     from gateway.app import create_app
@@ -203,17 +216,30 @@ def _measure(redis_url: str, evaluator_address: str, tables: int, rounds: int) -
     finally:
         timer.unwrap()
         app.extensions["cardroom.service"].evaluator.close()
-    return {"figures": figures, "steps": steps}
+    return {"figures": figures, "steps": steps, "package": str(Path(gateway.__file__).parent)}
 
 
-def step_costs(redis_url: str, evaluator_address: str, tables: int, rounds: int) -> dict[str, Any]:
-    """Run the rounds in a spawned process; medians and ranges of every figure."""
+def step_costs(
+    redis_url: str, evaluator_address: str, tables: int, rounds: int, source: Path | None = None
+) -> dict[str, Any]:
+    """Run the rounds in a spawned process (the gateway of the tree `source`, if given);
+    medians and ranges of every figure."""
     from bench.gateway_bench import spread
 
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        raw = pool.submit(_measure, redis_url, evaluator_address, tables, rounds).result()
+    with (
+        tempfile.TemporaryDirectory(prefix="cardroom-gateway-of-") as shim,
+        ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool,
+    ):
+        if source is not None:
+            # the tree's gateway package alone, none of its other code
+            link = Path(shim) / "gateway"
+            link.symlink_to(source.resolve() / "gateway", target_is_directory=True)
+        job = (redis_url, evaluator_address, tables, rounds, None if source is None else shim)
+        raw = pool.submit(_measure, *job).result()
     figures = {name: spread(values) for name, values in raw["figures"].items()}
     return {
+        # where the gateway measured came from (a link to the tree's package, given one)
+        "gateway_package": raw["package"],
         "tables_per_round": tables,
         "declares_per_round": 4 * tables,
         **figures,
