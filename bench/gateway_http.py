@@ -147,10 +147,16 @@ def sign_up(conn: Connection, name: str) -> str | None:
     return str(body["key"])
 
 
+def created_table_id(answer: dict[str, Any]) -> str:
+    """The id of a table from its creation's answer: `{"table", "events"}`, or the bare
+    table that a revision before that envelope answers (`--against`, `--steps`)."""
+    return str(answer.get("table", answer)["id"])
+
+
 def create_table(conn: Connection, game: str, key: str | None = None, **options: Any) -> str:
     """Create a table as the player whose key is `key`; its id."""
     body = {"game": game, **options}
-    return str(conn.expect("POST", "/v1/tables", body, token=key, status=201)["id"])
+    return created_table_id(conn.expect("POST", "/v1/tables", body, token=key, status=201))
 
 
 def sit(conn: Connection, table_id: str, name: str, buy_in: int, key: str | None = None) -> Seat:

@@ -17,6 +17,7 @@ from typing import Any
 
 import redis
 
+from bench.gateway_http import created_table_id
 from bench.service import RedisServer
 
 MARK = "cardroom-bench-mark"
@@ -143,18 +144,18 @@ def count_commands(evaluator_address: str, tables: int = 10) -> dict[str, dict[s
         for _ in range(tables):
             keys = [sign_up(f"p{i}") for i in range(5)]
             body = {"game": "guts", **_GUTS}
-            table = call("create table", "POST", "/v1/tables", body, keys[0])
+            table_id = created_table_id(call("create table", "POST", "/v1/tables", body, keys[0]))
             tokens = [
                 call(
                     "sit",
                     "POST",
-                    f"/v1/tables/{table['id']}/seats",
+                    f"/v1/tables/{table_id}/seats",
                     {"name": f"p{i}", "buy_in": 500},
                     key,
                 )["token"]
                 for i, key in enumerate(keys)
             ]
-            guts.append((table["id"], tokens))
+            guts.append((table_id, tokens))
         for table_id, tokens in guts:
             call("start", "POST", f"/v1/tables/{table_id}/actions", {"action": "start"}, tokens[0])
             call("read table", "GET", f"/v1/tables/{table_id}", token=tokens[0])
@@ -192,8 +193,8 @@ def count_commands(evaluator_address: str, tables: int = 10) -> dict[str, dict[s
         for _ in range(tables):
             keys = [sign_up(f"q{i}") for i in range(2)]
             body = {"game": "paiute", **_PAIUTE}
-            table = call("create table", "POST", "/v1/tables", body, keys[0])
-            path = f"/v1/tables/{table['id']}"
+            table_id = created_table_id(call("create table", "POST", "/v1/tables", body, keys[0]))
+            path = f"/v1/tables/{table_id}"
             tokens = [
                 call("sit", "POST", f"{path}/seats", {"name": f"q{i}", "buy_in": 500}, key)["token"]
                 for i, key in enumerate(keys)
@@ -275,7 +276,7 @@ def started_table(
     """
     keys = [player_key(http, f"p{i}") for i in range(players)]
     body = {"game": "guts", **options}
-    table_id = http.post("/v1/tables", json=body, headers=keys[0]).get_json()["id"]
+    table_id = created_table_id(http.post("/v1/tables", json=body, headers=keys[0]).get_json())
     path = f"/v1/tables/{table_id}"
     tokens = [
         http.post(

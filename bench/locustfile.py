@@ -83,7 +83,7 @@ class TableUser(HttpUser):
                 response.failure(f"create table: {response.status_code} {response.text[:200]}")
                 self.stop()
                 return
-            self.table_id = response.json()["id"]
+            self.table_id = response.json()["table"]["id"]
         self.sit(host)
         for _ in range(self.players - 1):
             self.sit()

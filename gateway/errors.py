@@ -2,7 +2,11 @@
 
 Every failure the client sees is an `ApiError` with a stable snake_case `code`; its
 HTTP status comes from one of two tables: `PROBLEM_CODES` for the gateway's own codes
-and `RULE_ERROR_STATUS` for the codes of the game rules (`RuleError`, default 409).
+and `RULE_ERROR_STATUS` for the codes of the game rules (`RuleError`). Each fault has
+one code and each code one status, by one rule (docs/api.md, "Errors"): 409 when the
+request is well formed but the present state of the table, the seat, the player or the
+wallet refuses it, so that the same request may succeed later; 422 when its content
+can never succeed as written, at that table whatever happens there.
 The body is ``application/problem+json``::
 
     {"type": "https://cardroom.dev/problems/table_not_found", "title": "Table not found",
@@ -15,8 +19,11 @@ plus ``field`` when one request member is to blame and any `extra` members. The
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
+
+log = logging.getLogger("gateway.errors")
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "https://cardroom.dev/problems/"
@@ -63,7 +70,7 @@ PROBLEM_CODES: dict[str, tuple[int, str]] = {
     "invalid_hand": (422, "Invalid hand"),
     "invalid_card": (422, "Invalid card"),
     "invalid_amount": (422, "Invalid amount"),
-    "balance_limit": (422, "Balance limit"),
+    "balance_limit": (409, "Balance limit"),
     "unsupported_game": (422, "Unsupported game"),
     "unsupported_action": (422, "Unsupported action"),
     "rate_limited": (429, "Too many requests"),
@@ -76,7 +83,9 @@ PROBLEM_CODES: dict[str, tuple[int, str]] = {
 
 # The game rules' codes (see gateway.games.common): a move that is illegal now is a
 # conflict with the table's state (409); a move that could never be legal as sent is
-# unprocessable (422); a seat that is not the caller's is forbidden (403).
+# unprocessable (422): a table's options are fixed when it is created, so what they
+# forbid (a rebuy at a table without rebuys) is 422; a player with no seat at the table
+# is forbidden (403).
 RULE_ERROR_STATUS: dict[str, int] = {
     "not_your_turn": 409,
     "already_drawn": 409,
@@ -89,7 +98,6 @@ RULE_ERROR_STATUS: dict[str, int] = {
     "invalid_combination": 422,
     "already_declared": 409,
     "no_hand_in_progress": 409,
-    "insufficient_chips": 422,
     "not_seated": 403,
     "table_full": 409,
     "game_in_progress": 409,
@@ -103,10 +111,12 @@ RULE_ERROR_STATUS: dict[str, int] = {
     "invalid_option": 422,
     "invalid_name": 422,
     "name_taken": 409,
-    "seat_taken": 409,
     "too_late": 409,
 }
 RULE_ERROR_DEFAULT_STATUS = 409
+# Codes the rules raise only when the gateway itself misuses them (a deal without a deck,
+# a settlement without its ranks): a bug, answered as one (500 internal_error).
+INTERNAL_RULE_CODES = frozenset({"invalid_deck", "invalid_ranking", "not_in_showdown"})
 
 INTERNAL_DETAIL = "The server met an unexpected error; the failure has been logged."
 
@@ -283,6 +293,9 @@ def internal_error() -> ApiError:
 
 def from_rule_error(code: str, detail: str, field: str | None) -> ApiError:
     """Return the ApiError for a game rule's code, status from RULE_ERROR_STATUS."""
+    if code in INTERNAL_RULE_CODES:
+        log.error("the rules refused the gateway's own call: %s (%s)", code, detail)
+        return internal_error()
     # a rule may also raise one of the gateway's own codes (invalid_card, unsupported_action)
     status = RULE_ERROR_STATUS.get(code) or PROBLEM_CODES.get(code, (RULE_ERROR_DEFAULT_STATUS,))[0]
     return ApiError(status, code, code.replace("_", " ").capitalize(), detail, field=field)

@@ -47,9 +47,10 @@ Every illegal move raises `RuleError` with a stable machine `code`, a full-sente
   ``too_late`` a turn whose deadline has passed (the timer plays it).
 - ``unsupported_action``: a move the table's game has not (`gateway.games.game`).
 - ``unsupported_game``: a state of no known game (`gateway.games.registry`).
-- ``insufficient_chips``: reserved for the adapter (a user's bankroll cannot cover a
-  buy-in or rebuy); the pure state machines never raise it, because a seat without
-  chips is simply not dealt in.
+
+``not_in_showdown``, ``invalid_ranking`` and ``invalid_deck`` refuse a call the gateway
+itself got wrong, never a player's move; every other code is a refusal a player may
+meet, with its HTTP status in `gateway.errors.RULE_ERROR_STATUS`.
 """
 
 from __future__ import annotations

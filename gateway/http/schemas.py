@@ -10,7 +10,12 @@ fault, in a fixed order, becomes one `ApiError` naming the field to blame:
 - a required member missing -> 422 ``missing_field``;
 - a member of the wrong JSON type -> 422 ``invalid_type`` (booleans are not numbers;
   20.0 is the integer 20, 20.5 is no integer);
-- any other constraint (range, enum, length, pattern...) -> 422 ``invalid_field``.
+- any other constraint (range, enum, length, pattern...) -> 422 ``invalid_field``, or
+  the code the schema names under the ``x-problem-code`` extension, where the fault is
+  one the rules name too (a call of four cards is ``invalid_combination`` as a call of
+  six cards that make no combination is; a name that is too long is ``invalid_name``);
+- a discriminator's value no branch has -> 422 ``invalid_field``, or the discriminator's
+  ``x-problem-code`` (``unsupported_game``, ``unsupported_action``).
 
 Fields are named by a dotted path, with array indexes in brackets: ``options.colour``,
 ``cards[2]``. A schema that is a ``oneOf`` picks its branch first: by the
@@ -34,7 +39,7 @@ from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from gateway.errors import ApiError, problem
+from gateway.errors import ApiError, from_rule_error, problem
 from gateway.games.common import copy_state
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.yaml")
@@ -290,6 +295,19 @@ def _error_order(error: ValidationError) -> tuple[list[str], int, str]:
     return path, _KEYWORD_ORDER.get(str(error.validator), 9), str(error.message)
 
 
+def _coded(code: str | None, detail: str, field: str | None) -> ApiError:
+    """422 invalid_field, or the code a schema names for the fault (`x-problem-code`)."""
+    if code is None:
+        return problem("invalid_field", detail, field=field)
+    return from_rule_error(code, detail, field)
+
+
+def _problem_code(schema: Any) -> str | None:
+    """The code a schema names for its constraint faults (the `x-problem-code` extension)."""
+    code = schema.get("x-problem-code") if isinstance(schema, Mapping) else None
+    return None if code is None else str(code)
+
+
 def _to_api_error(error: ValidationError) -> ApiError:
     path = list(error.absolute_path)
     keyword = error.validator
@@ -319,13 +337,10 @@ def _to_api_error(error: ValidationError) -> ApiError:
             field=field or None,
             extra={"expected": expected_type},
         )
+    code = _problem_code(error.schema)
     if keyword in {"oneOf", "anyOf"}:
-        return problem(
-            "invalid_field",
-            f"Field {name} matches none of its accepted forms.",
-            field=field or None,
-        )
-    return problem("invalid_field", _constraint_detail(error, name), field=field or None)
+        return _coded(code, f"Field {name} matches none of its accepted forms.", field or None)
+    return _coded(code, _constraint_detail(error, name), field or None)
 
 
 def _oneof_branch(schema: Mapping[str, Any], body: Mapping[str, Any]) -> str | None:
@@ -355,10 +370,10 @@ def _oneof_branch(schema: Mapping[str, Any], body: Mapping[str, Any]) -> str | N
                 extra={"expected": "string"},
             )
         if value not in mapping:
-            raise problem(
-                "invalid_field",
+            raise _coded(
+                _problem_code(discriminator),
                 f"Field '{member}' must be one of {_quoted(list(mapping))}.",
-                field=member,
+                member,
             )
         return mapping[value]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from gateway.adapters.players import PlayerStore, address_streams_key, digest
 from gateway.adapters.store import TableStore
-from gateway.errors import problem
+from gateway.errors import from_rule_error, problem
 from gateway.games.common import display_name
 from gateway.service.credentials import Credentials, Principal, new_player_key
 from gateway.service.visibility import Viewer
@@ -313,10 +313,10 @@ class PlayerService:
 def _player_name(name: Any) -> str:
     shown = display_name(name, MAX_PLAYER_NAME) if isinstance(name, str) else None
     if shown is None:
-        raise problem(
-            "invalid_field",
+        raise from_rule_error(
+            "invalid_name",
             f"A player's name is 1 to {MAX_PLAYER_NAME} characters, not counting spaces at"
             " either end, with no control or invisible formatting character.",
-            field="name",
+            "name",
         )
     return shown

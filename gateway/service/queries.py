@@ -93,10 +93,10 @@ class TableQueries:
     def present(self, record: TableRecord | dict[str, Any], viewer: Viewer) -> dict[str, Any]:
         """The table as `viewer` may see it."""
         state = record.state if isinstance(record, TableRecord) else record
-        shown = game_of(state).view(table_state(state), viewer.seat)
-        shown["id"] = state["table_id"]
-        shown["name"] = state.get("name")
-        return shown
+        view = game_of(state).view(table_state(state), viewer.seat)
+        # the table's one id field is `id`, as in the lobby; the rules' view calls it table_id
+        view.pop("table_id", None)
+        return {"id": state["table_id"], "name": state.get("name"), **view}
 
     def lobby(self, limit: int, cursor: str | None) -> dict[str, Any]:
         """A page of tables, newest first."""

@@ -195,10 +195,8 @@ class TableService(TableQueries):
         name = options.pop("name", None)
         rules = GAMES.get(game)
         if rules is None:
-            raise ApiError(
-                422,
+            raise problem(
                 "unsupported_game",
-                "Unsupported game",
                 f"This gateway does not host {game!r} tables yet.",
                 field="game",
             )
@@ -228,12 +226,12 @@ class TableService(TableQueries):
             if name is not None:
                 name = display_name(name, MAX_TABLE_NAME)
                 if name is None:
-                    raise problem(
-                        "invalid_field",
+                    raise from_rule_error(
+                        "invalid_name",
                         f"A table's name is 1 to {MAX_TABLE_NAME} characters, not counting"
                         " spaces at either end, with no control or invisible formatting"
                         " character.",
-                        field="name",
+                        "name",
                     )
             state["name"] = name or f"{game} table {table_id[:6]}"
             state["accounts"] = {}
@@ -258,7 +256,10 @@ class TableService(TableQueries):
             self.store.index_table(table_id, now)
             outcome = Outcome(
                 201,
-                self.present(state, SPECTATOR),
+                {
+                    "table": self.present(state, SPECTATOR),
+                    "events": [public_event(e) for e in created],
+                },
                 {"Location": f"/v1/tables/{table_id}", "ETag": '"1"'},
             )
         except ApiError as error:
@@ -297,7 +298,7 @@ class TableService(TableQueries):
                 name = self.players.name_of(account)
             noted = self.players.note_seat(account, table_id)
         if name is None:
-            raise problem("invalid_field", "A seat needs a name.", field="name")
+            raise problem("missing_field", "A seat needs a name.", field="name")
         seated_name = name
 
         def move(state: dict[str, Any]) -> Transition:
@@ -326,10 +327,11 @@ class TableService(TableQueries):
             return Outcome(
                 201,
                 {
+                    "table": self.present(state, viewer),
+                    "events": [public_event(e) for e in events if viewer.may_see(e)],
                     "seat": seat,
                     "token": token,
                     "waiting": state["seats"][str(seat)]["status"] == "waiting",
-                    "table": self.present(state, viewer),
                 },
                 {"Location": f"/v1/tables/{table_id}/seats/{seat}"},
             )
@@ -478,7 +480,17 @@ class TableService(TableQueries):
                 state["seats"][str(seat)]["player_id"] != holder.viewer.player
             )
             return Outcome(
-                200, {"seat": seat, "left": gone, "leaving": not gone, "cashed_out": cashed}, {}
+                200,
+                {
+                    # once gone, the seat sees the table as everyone else does
+                    "table": self.present(state, SPECTATOR if gone else holder.viewer),
+                    "events": [public_event(e) for e in events if holder.viewer.may_see(e)],
+                    "seat": seat,
+                    "left": gone,
+                    "leaving": not gone,
+                    "cashed_out": cashed,
+                },
+                {},
             )
 
         change = Change(

@@ -186,7 +186,7 @@ async function create(event) {
   }
   button.disabled = true;
   try {
-    const table = await api("POST", "/v1/tables", { body: createBody(), token: player.key });
+    const { table } = await api("POST", "/v1/tables", { body: createBody(), token: player.key });
     window.location.assign(`/tables/${encodeURIComponent(table.id)}`);
   } catch (error) {
     if (keyRefused(error)) account.signedOut();

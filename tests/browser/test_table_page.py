@@ -660,13 +660,14 @@ def test_lobby_lists_tables_and_explains_errors(browser: Browser, gateway_url: s
         host = sign_up(gateway_url, "host")
         table = call(
             gateway_url, "POST", "/v1/tables", {"game": "guts", "name": "<i>late</i>"}, host
-        )
+        )["table"]
         page.goto(gateway_url + "/")
         item = page.locator(f'#tables li[data-table="{table["id"]}"]')
         expect(item.locator(".table-name")).to_have_text("<i>late</i>")
         assert page.locator("#tables i").count() == 0
         # The lobby refreshes itself.
-        later = call(gateway_url, "POST", "/v1/tables", {"game": "paiute", "name": "Later"}, host)
+        created = call(gateway_url, "POST", "/v1/tables", {"game": "paiute", "name": "Later"}, host)
+        later = created["table"]
         expect(page.locator(f'#tables li[data-table="{later["id"]}"]')).to_contain_text("Paiute")
         # Signed out, a new table asks for a sign-in first.
         page.locator("#create button[type=submit]").tap()

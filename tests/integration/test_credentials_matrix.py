@@ -138,7 +138,7 @@ class World:
             options["turn_seconds"] = 60
         created = self.call("POST", "/v1/tables", self.ann.jwt, options)
         assert created.status_code == 201, created.get_json()
-        self.table_id = created.get_json()["id"]
+        self.table_id = created.get_json()["table"]["id"]
         for person in (self.ann, self.bo):
             seated = self.call(
                 "POST", f"/v1/tables/{self.table_id}/seats", person.jwt, {"buy_in": 100}
@@ -205,7 +205,7 @@ def _nothing(world: World) -> None:
 def _other_table(world: World) -> tuple[str, str, Any]:
     created = world.call("POST", "/v1/tables", world.carl.jwt, {"game": "guts"})
     assert created.status_code == 201, created.get_json()
-    return "POST", f"/v1/tables/{created.get_json()['id']}/seats", {"buy_in": 100}
+    return "POST", f"/v1/tables/{created.get_json()['table']['id']}/seats", {"buy_in": 100}
 
 
 def _drawn(world: World) -> None:
@@ -438,7 +438,7 @@ def check_answer(world: World, name: str, credential: str, response: Any) -> Non
         tables = {seat["table_id"] for seat in body["seats"]}
         assert (world.table_id in tables) == (person is not world.carl)
     elif name == "create table":
-        assert response.headers["Location"] == f"/v1/tables/{body['id']}"
+        assert response.headers["Location"] == f"/v1/tables/{body['table']['id']}"
     elif name in ("take seat", "add key"):
         assert response.headers["Cache-Control"] == "no-store"
     elif name == "stream ticket":
@@ -448,6 +448,7 @@ def check_answer(world: World, name: str, credential: str, response: Any) -> Non
         assert body["table"]["you"]["seat"] == person.seat
     elif name == "leave":
         assert str(world.ann.seat) not in world.table()["seats"]
+        assert str(world.ann.seat) not in body["table"]["seats"]
 
 
 def check_view(world: World, name: str, credential: str, body: dict[str, Any]) -> None:

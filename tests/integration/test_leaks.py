@@ -271,7 +271,7 @@ class Table:
         created = self.client.call("POST", "/v1/tables", self.host, body)
         tap.reply(None, None, "/v1/tables", created, set(), None)  # its headers are scanned too
         assert created.status_code == 201, created.text()
-        self.table_id = str(created.get_json()["id"])
+        self.table_id = str(created.get_json()["table"]["id"])
         self.transcript = tap.transcript(self.client, self.table_id)
         self.seats: list[Seat] = []
         for number in range(seats):

@@ -483,7 +483,7 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
             owner = self.pick_wallet(data)
             status, reply, _ = self.call("POST", "/v1/tables", owner.account.auth, options)
             assert status == 201, reply
-            table = Table(reply["id"], options["game"], reply["options"])
+            table = Table(reply["table"]["id"], options["game"], reply["table"]["options"])
             self.tables.append(table)
             seen[f"table {options['game']} {options.get('cards', '')}"] += 1
             # the richest players sit, with half their wallet within the table's limits

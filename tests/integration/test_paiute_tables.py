@@ -86,7 +86,7 @@ DEALER = ["4d", "Jc", "Qd", "2s", "3s"]
 def test_create_a_paiute_table(gateway: Gateway) -> None:
     response = gateway.call("POST", "/v1/tables", json={"game": "paiute"})
     assert response.status_code == 201
-    options = response.get_json()["options"]
+    options = response.get_json()["table"]["options"]
     assert (options["ante"], options["turn_seconds"], options["max_reshuffles"]) == (1, 30, 2)
     assert options["max_players"] == 5
     bad = gateway.call("POST", "/v1/tables", json={"game": "paiute", "max_players": 6})
@@ -134,9 +134,18 @@ def test_a_deal_with_a_call_last_turns_and_a_showdown(rigged: tuple[Gateway, Dec
         gateway,
         table_id,
         two,
-        "invalid_field",
+        "invalid_card",
         action="call",
         cards=["Kc", "Kd", "Kh", "Ks", "Zz"],
+        discard="2c",
+    )
+    refused(
+        gateway,
+        table_id,
+        two,
+        "invalid_combination",
+        action="call",
+        cards=["Kc", "Kd", "Kh", "Ks"],
         discard="2c",
     )
     refused(gateway, table_id, two, "unsupported_action", action="declare", choice="in")

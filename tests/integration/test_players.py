@@ -209,7 +209,7 @@ def test_an_idempotency_key_belongs_to_its_player(gateway: Gateway) -> None:
         for who in (ann, bo, ann)
     ]
     assert [c.status_code for c in created] == [201, 201, 201]
-    ids = [c.get_json()["id"] for c in created]
+    ids = [c.get_json()["table"]["id"] for c in created]
     assert ids[0] != ids[1]
     assert ids[0] == ids[2]
 

@@ -123,7 +123,7 @@ class Pool:
             {"game": "guts", "turn_seconds": 3600, "deal_pause_seconds": 60, "max_players": 6},
             self.sign_up(),
         )
-        table = Table(created["id"], "guts", [])
+        table = Table(created["table"]["id"], "guts", [])
         for index in range(players):
             key = self.sign_up(f"g{index}")
             granted = self.post(f"/v1/tables/{table.id}/seats", {"buy_in": 100}, key)
@@ -142,7 +142,7 @@ class Pool:
     def paiute(self) -> Table:
         """A Paiute table with a deal under way."""
         created = self.post("/v1/tables", {"game": "paiute", "turn_seconds": 3600}, self.sign_up())
-        table = Table(created["id"], "paiute", [])
+        table = Table(created["table"]["id"], "paiute", [])
         for index in range(3):
             key = self.sign_up(f"p{index}")
             granted = self.post(f"/v1/tables/{table.id}/seats", {"buy_in": 100}, key)

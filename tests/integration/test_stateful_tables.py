@@ -330,7 +330,7 @@ def test_random_tables_keep_every_invariant(redis_url: str, evaluator_address: s
             if status != 201:
                 assert reply["code"] in REFUSED_OPTIONS, reply
                 return None
-            table = Table(reply["id"], options["game"], reply["options"])
+            table = Table(reply["table"]["id"], options["game"], reply["table"]["options"])
             self.tables.append(table)
             run.tables[options["game"]] += 1
             return table

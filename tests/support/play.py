@@ -96,7 +96,7 @@ def paiute_table(gateway: Gateway, players: int = 3, **options: Any) -> tuple[st
         "POST", "/v1/tables", json={"game": "paiute", "deal_pause_seconds": 60, **options}
     )
     assert response.status_code == 201, response.get_json()
-    table_id = response.get_json()["id"]
+    table_id = response.get_json()["table"]["id"]
     return table_id, [gateway.sit(table_id, f"p{i}", buy_in=50) for i in range(players)]
 
 

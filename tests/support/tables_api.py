@@ -63,7 +63,7 @@ class TableCalls:
         owner = owner or self.sign_up()
         response = self.json_call("POST", "/v1/tables", owner, {"game": "guts", **options})
         assert response.status_code == 201, response.get_data(as_text=True)
-        return str(response.get_json()["id"])
+        return str(response.get_json()["table"]["id"])
 
     def sit(
         self, table_id: str, name: str, buy_in: int = 100, account: Account | None = None

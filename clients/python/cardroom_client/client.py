@@ -309,7 +309,7 @@ class Client:
             write=True,
             idempotency_key=idempotency_key,
         )
-        return Table.from_json(reply.json())
+        return Table.from_json(reply.json()["table"])
 
     def table(self, table_id: str, *, seat: Seat | None = None) -> Table:
         """The table as `seat` (or a spectator) sees it; `seat` adds its own cards."""
@@ -401,6 +401,8 @@ class Client:
             bool(reply["left"]),
             bool(reply["leaving"]),
             None if cashed is None else int(cashed),
+            Table.from_json(reply["table"]),
+            _events(reply["events"]),
         )
 
     # ------------------------------------------------------------------ moves

@@ -37,7 +37,6 @@ RULE_CODES: frozenset[str] = frozenset(
         "invalid_combination",
         "already_declared",
         "no_hand_in_progress",
-        "insufficient_chips",
         "not_seated",
         "table_full",
         "game_in_progress",
@@ -51,7 +50,6 @@ RULE_CODES: frozenset[str] = frozenset(
         "invalid_option",
         "invalid_name",
         "name_taken",
-        "seat_taken",
         "too_late",
     }
 )

@@ -351,12 +351,15 @@ class LobbyPage:
 
 @dataclass(frozen=True, **SLOTS)
 class LeaveResult:
-    """A leave: gone now (`left`, with `cashed_out` chips) or when the deal is settled."""
+    """A leave: gone now (`left`, with `cashed_out` chips) or when the deal is settled;
+    the table after it (as everyone sees it once the seat is gone) and its events."""
 
     seat: int
     left: bool
     leaving: bool
     cashed_out: int | None
+    table: Table | None = field(default=None, repr=False, compare=False)
+    events: list[Event] = field(default_factory=list, repr=False, compare=False)
 
 
 # ---------------------------------------------------------------------- events

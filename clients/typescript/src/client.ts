@@ -16,6 +16,7 @@ type Schemas = components["schemas"];
 export type Table = Schemas["Table"];
 export type TableSummary = Schemas["TableSummary"];
 export type TablePage = Schemas["TablePage"];
+export type TableCreated = Schemas["TableCreated"];
 export type CreateTable = Schemas["CreateTable"];
 export type Action = Schemas["Action"];
 export type ActionResult = Schemas["ActionResult"];
@@ -149,8 +150,8 @@ export class Client {
     return unwrap(await this.api.GET("/v1/tables", { params: { query }, headers: this.headers() }));
   }
 
-  /** A new table; the credential must be a player's. */
-  async createTable(options: CreateTable, write: WriteOptions = {}): Promise<Table> {
+  /** A new table and its first event; the credential must be a player's. */
+  async createTable(options: CreateTable, write: WriteOptions = {}): Promise<TableCreated> {
     return unwrap(await this.api.POST("/v1/tables", { body: options, headers: this.headers(write) }));
   }
 

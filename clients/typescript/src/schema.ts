@@ -333,7 +333,7 @@ export interface paths {
         put?: never;
         /**
          * Deposit chips in a player's wallet
-         * @description Chips from the house to the player's wallet (a `deposit` transfer), answered with its entry: the wallet's balance after it included, and the operator key's name and the `reference` in its `cause`. An amount is a whole number from 1 to 10^12 chips (422 `invalid_amount`; a fraction, a string or a boolean is 422 `invalid_type`), and a wallet holds at most 10^15 (422 `balance_limit`). With an `Idempotency-Key` a retry has one effect: `200` with the same entry and `Idempotent-Replayed: true`; the same key with a different body is 409 `idempotency_key_reused`. A refused deposit changes nothing. Answered with `Cache-Control: no-store`.
+         * @description Chips from the house to the player's wallet (a `deposit` transfer), answered with its entry: the wallet's balance after it included, and the operator key's name and the `reference` in its `cause`. An amount is a whole number from 1 to 10^12 chips (422 `invalid_amount`; a fraction, a string or a boolean is 422 `invalid_type`), and a wallet holds at most 10^15 (409 `balance_limit`). With an `Idempotency-Key` a retry has one effect: `200` with the same entry and `Idempotent-Replayed: true`; the same key with a different body is 409 `idempotency_key_reused`. A refused deposit changes nothing. Answered with `Cache-Control: no-store`.
          */
         post: operations["depositChips"];
         delete?: never;
@@ -765,8 +765,6 @@ export interface components {
         /** @description The table as the caller may see it, produced by the game module; more members may appear. Its `version` is the ETag. */
         Table: {
             id: string;
-            /** @description The same as `id`. */
-            table_id?: string;
             name?: string | null;
             /** @enum {unknown} */
             game: "guts" | "paiute";
@@ -851,15 +849,28 @@ export interface components {
             /** @description Chips to sit down with, within the table's buy-in limits. */
             buy_in: number;
         };
+        /** @description A new table, as a spectator sees it, and its first event (`table_created`). */
+        TableCreated: {
+            table: components["schemas"]["Table"];
+            events: components["schemas"]["Event"][];
+        };
+        /** @description The table as the new seat sees it and the events of the change, as every write to a table answers, with what is new: the seat, its token and whether it waits for the next game. */
         SeatGranted: {
+            table: components["schemas"]["Table"];
+            /** @description The events of the seat grant (`seated`), as the new seat sees them. */
+            events: components["schemas"]["Event"][];
             seat: number;
             /** @description The seat token, shown only this once: send it as `Authorization: Bearer <token>`. */
             token: string;
             /** @description True when the seat waits for the next game to start. */
             waiting: boolean;
-            table: components["schemas"]["Table"];
         };
+        /** @description The table and the events of the leave, as every write to a table answers, with what is new: whether the seat is gone now or leaves when its deal is settled, and the chips it cashed out. */
         SeatLeft: {
+            /** @description The table after the leave: as the seat sees it while it is still leaving, as a spectator sees it once the seat is gone. */
+            table: components["schemas"]["Table"];
+            /** @description The events of the leave (`leaving`, or `cashed_out` then `left`). */
+            events: components["schemas"]["Event"][];
             seat: number;
             /** @description The seat is gone now. */
             left: boolean;
@@ -1435,7 +1446,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The Idempotency-Key was used with a different request. */
+        /** @description The deposit would take the wallet past 10^15 chips, or the Idempotency-Key was used with a different request. */
         DepositConflict: {
             headers: {
                 [name: string]: unknown;
@@ -1453,7 +1464,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The amount or reference is not acceptable, or the deposit would take the wallet past 10^15 chips. */
+        /** @description The amount or reference is not acceptable. */
         DepositUnprocessable: {
             headers: {
                 [name: string]: unknown;
@@ -2050,7 +2061,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The table, as a spectator sees it. */
+            /** @description The new table, as a spectator sees it, and its first event. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -2059,7 +2070,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Table"];
+                    "application/json": components["schemas"]["TableCreated"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2182,7 +2193,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Left now, or leaving at the end of the deal. */
+            /** @description Left now, or leaving at the end of the deal: the table and the leave's events, with the seat, whether it is gone and the chips it cashed out. */
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];

@@ -42,7 +42,8 @@ test("a whole Guts deal", { timeout: 60_000 }, async () => {
   const ada = await player("Ada");
   const bo = await player("Bo");
   assert.equal((await ada.me()).name, "Ada");
-  const table = await ada.createTable({ game: "guts", deal_pause_seconds: 60 });
+  const { table, events: created } = await ada.createTable({ game: "guts", deal_pause_seconds: 60 });
+  assert.deepEqual(created.map((event) => event.type), ["table_created"]);
   assert.equal(table.game, "guts");
   const one = await ada.takeSeat(table.id, 100);
   const two = await bo.takeSeat(table.id, 100);
@@ -91,12 +92,17 @@ test("a whole Guts deal", { timeout: 60_000 }, async () => {
   assert.ok(ticket.ticket.length > 0);
   const left = await two.leave();
   assert.equal(left.seat, two.number);
+  // every write to a table answers the table and the events of the change
+  assert.equal(left.table.id, table.id);
+  assert.ok(left.events.some((event) => event.type === "leaving" || event.type === "left"));
+  assert.equal(one.granted?.table.id, table.id);
+  assert.deepEqual(one.granted?.events.map((event) => event.type), ["seated"]);
 });
 
 test("a whole Paiute deal", { timeout: 120_000 }, async () => {
   const ada = await player("Ada");
   const bo = await player("Bo");
-  const table = await ada.createTable({ game: "paiute", deal_pause_seconds: 60, max_reshuffles: 0 });
+  const { table } = await ada.createTable({ game: "paiute", deal_pause_seconds: 60, max_reshuffles: 0 });
   const seats = [await ada.takeSeat(table.id, 100), await bo.takeSeat(table.id, 100)];
   const watcher = until(seats[0]!, "deal_ended");
   let state = (await seats[0]!.start()).table;
