@@ -112,6 +112,7 @@ RULE_ERROR_STATUS: dict[str, int] = {
     "invalid_name": 422,
     "name_taken": 409,
     "too_late": 409,
+    "not_away": 409,
 }
 RULE_ERROR_DEFAULT_STATUS = 409
 # Codes the rules raise only when the gateway itself misuses them (a deal without a deck,

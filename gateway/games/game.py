@@ -31,6 +31,8 @@ class SeatRecord(TypedDict):
     player_id: int
     bought_in: int
     sat_at: float
+    away: NotRequired[bool]  # skipped, not dealt in, until a move of its own (`back`)
+    missed: NotRequired[int]  # decisions missed in a row (deadlines that took them)
 
 
 class TableState(TypedDict):
@@ -123,7 +125,14 @@ class Call:
     ranked: Ranked | None = None
 
 
-Move = Start | Declare | Rebuy | Draw | Discard | Call
+@dataclass(frozen=True)
+class Back:
+    """An away seat is back, to be dealt in from the next deal."""
+
+    name: ClassVar[str] = "back"
+
+
+Move = Start | Declare | Rebuy | Draw | Discard | Call | Back
 
 
 def unsupported(game: str, move: Move) -> RuleError:
@@ -303,24 +312,42 @@ class TableGame:
         return self._rules.view(plain(state), seat)
 
     def verify(self, state: TableState, seat: int, move: Move, now: float) -> None:
-        """Raise RuleError unless `seat` may make `move` now."""
+        """Raise RuleError unless `seat` may make `move` now (an away seat's move is
+        judged as if it were back: the move brings it back)."""
+        if isinstance(move, Back):
+            table.verify_back(plain(state), seat, now)
+            return
+        present = cast(TableState, table.as_present(plain(state), seat))
         match move:
             case Start(deck=deck):
-                self._rules.verify_start(plain(state), seat, now, deck)
+                self._rules.verify_start(plain(present), seat, now, deck)
             case Rebuy(amount=amount):
-                self._rules.verify_rebuy(plain(state), seat, amount, now)
+                self._rules.verify_rebuy(plain(present), seat, amount, now)
             case _:
-                self.verify_own(state, seat, move, now)
+                self.verify_own(present, seat, move, now)
 
     def act(self, state: TableState, seat: int, move: Move, now: float) -> Moved:
-        """Apply `move` by `seat` (verified first)."""
+        """Apply `move` by `seat` (verified first); a move of the seat's own resets its
+        missed decisions and brings it back if it was away (`table.returned`)."""
+        if isinstance(move, Back):
+            return as_moved(table.back(plain(state), seat, now))
+        was_away = self._away(state, seat)
+        present = cast(TableState, table.as_present(plain(state), seat))
         match move:
             case Start(deck=deck):
-                return as_moved(self._rules.start(plain(state), seat, now, deck))
+                moved = as_moved(self._rules.start(plain(present), seat, now, deck))
             case Rebuy(amount=amount):
-                return as_moved(self._rules.rebuy(plain(state), seat, amount, now))
+                moved = as_moved(self._rules.rebuy(plain(present), seat, amount, now))
             case _:
-                return self.act_own(state, seat, move, now)
+                moved = self.act_own(present, seat, move, now)
+        events = cast(list[dict[str, Any]], list(moved.events))
+        after = table.returned(plain(moved.state), seat, now, was_away, events)
+        return as_moved((plain(moved.state), after))
+
+    @staticmethod
+    def _away(state: TableState, seat: int) -> bool:
+        record = state["seats"].get(str(seat)) if table.is_seat_number(seat) else None
+        return record is not None and table.is_away(cast(dict[str, Any], record))
 
     def verify_own(self, state: TableState, seat: int, move: Move, now: float) -> None:
         """`verify` for the moves of the game's deals."""
@@ -391,6 +418,8 @@ def move_of(action: Mapping[str, Any], deck: Callable[[], Deck]) -> Move:
         return Declare(action["choice"])
     if kind == Rebuy.name:
         return Rebuy(action["amount"])
+    if kind == Back.name:
+        return Back()
     if kind == Draw.name:
         return Draw(action["source"])
     if kind == Discard.name:

@@ -31,6 +31,7 @@ from gateway.games.common import (
     verify_deck,
 )
 from gateway.games.game import (
+    Back,
     Call,
     Declare,
     HandRules,
@@ -70,6 +71,7 @@ GUTS_DEFAULTS: dict[str, Any] = {
     "max_players": 10,
     "min_buy_in": 20,
     "max_buy_in": 500,
+    "away_after": table.AWAY_AFTER,
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -118,6 +120,7 @@ def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
             "max_players", "Option 'max_players' must be at least 'min_players'."
         )
     checked["min_buy_in"], checked["max_buy_in"] = checks.buy_in_limits(raw, ante)
+    checked["away_after"] = checks.away_after(raw, GUTS_DEFAULTS)
     return checked
 
 
@@ -236,7 +239,7 @@ def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> No
 
 
 def _deal(state: State, now: float, deck: Deck, new_game: bool, events: list[Event]) -> None:
-    funded = table.seat_numbers(state, "playing", True)
+    funded = table.seat_numbers(state, "playing", funded=True, present=True)
     dealer = table.from_left_of(state["dealer"], funded)[0]
     order = table.from_left_of(dealer, funded)
     ghost = bool(table.option(state, "ghost"))
@@ -415,6 +418,7 @@ def on_deadline(state: State, now: float, deck: Deck | None = None) -> Transitio
             deal["declarations"][str(seat)] = "out"
             deal["timeouts"].append(seat)
             events.append(event("timeout", {"seat": seat, "result": "out"}))
+            table.miss(new, seat, events)
         if deal["turn"] is not None:
             _advance_turn(new, now, events)
         else:
@@ -632,7 +636,7 @@ class GutsGame(TableGame):
     """Guts as a `Game`: the functions above, over typed states and records."""
 
     name = "guts"
-    moves = frozenset({Start.name, Declare.name, Rebuy.name})
+    moves = frozenset({Start.name, Declare.name, Rebuy.name, Back.name})
 
     def verify_own(self, state: TableState, seat: int, move: Move, now: float) -> None:
         """Raise RuleError unless `seat` may make this deal's `move` now."""

@@ -103,3 +103,8 @@ def buy_in_limits(raw: Options, ante: int) -> tuple[int, int]:
     if max_buy_in < min_buy_in:
         raise bad_option("max_buy_in", "Option 'max_buy_in' must be at least 'min_buy_in'.")
     return min_buy_in, max_buy_in
+
+
+def away_after(raw: Options, defaults: Options) -> int:
+    """Decisions missed in a row before a seat is away: 0 (never) to 10."""
+    return whole_number(raw, defaults, "away_after", 0, 10)

@@ -32,6 +32,7 @@ from gateway.games.common import (
     verify_deck,
 )
 from gateway.games.game import (
+    Back,
     Call,
     Discard,
     Draw,
@@ -69,6 +70,7 @@ PAIUTE_DEFAULTS: dict[str, Any] = {
     "min_buy_in": 20,
     "max_buy_in": 500,
     "rebuy": True,
+    "away_after": table.AWAY_AFTER,
 }
 
 # Paiute's own limits on the number of seats and of reshuffles.
@@ -110,6 +112,7 @@ def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
     checked["deal_pause_seconds"] = checks.deal_pause_seconds(raw, PAIUTE_DEFAULTS)
     checked["min_buy_in"], checked["max_buy_in"] = checks.buy_in_limits(raw, ante)
     checked.update({name: _limited_int(raw, name) for name in _OWN_LIMITS})
+    checked["away_after"] = checks.away_after(raw, PAIUTE_DEFAULTS)
     if checked["max_players"] < checked["min_players"]:
         raise RuleError(
             "invalid_option", "Option 'max_players' must be at least 'min_players'.", "max_players"
@@ -179,8 +182,10 @@ def _mark_leaving(state: State, seat: int, now: float, events: list[Event]) -> N
         # Nobody waits for a player who has gone: the turn is played for them now.
         if _play_for(state, seat, "leaving", now, events):
             _advance(state, now, events)
-    elif _everyone_leaving(state):
-        _void(state, now, "abandoned", events)
+    else:
+        reason = _nobody_to_play(state)
+        if reason is not None:
+            _void(state, now, reason, events)
 
 
 def verify_rebuy(state: State, seat: int, amount: int, now: float) -> None:
@@ -214,7 +219,7 @@ def _begin_deal(state: State, now: float, deck: Deck, events: list[Event]) -> No
 
 
 def _deal(state: State, now: float, deck: Deck, events: list[Event]) -> None:
-    funded = table.seat_numbers(state, "playing", funded=True)
+    funded = table.seat_numbers(state, "playing", funded=True, present=True)
     dealer = table.from_left_of(state["dealer"], funded)[0]
     order = table.from_left_of(dealer, funded)
     cards = list(deck.cards)
@@ -533,11 +538,24 @@ def _next_seat(state: State) -> int | None:
     return players[(players.index(deal["turn"]) + 1) % len(players)]
 
 
-def _everyone_leaving(state: State) -> bool:
+def _gone(record: dict[str, Any]) -> str | None:
+    """Why a seat's turns are played for it at once: "leaving", "away", or None."""
+    if record["leaving"]:
+        return "leaving"
+    return "away" if table.is_away(record) else None
+
+
+def _nobody_to_play(state: State) -> str | None:
+    """Before a call, when every seat of the deal is leaving or away: the void's reason
+    ("abandoned" when all are leaving, "nobody_present" otherwise); None while someone
+    plays."""
     deal = state["deal"]
-    return deal["caller"] is None and all(
-        state["seats"][str(s)]["leaving"] for s in deal["players"]
-    )
+    if deal["caller"] is not None:
+        return None
+    reasons = {_gone(state["seats"][str(s)]) for s in deal["players"]}
+    if None in reasons:
+        return None
+    return "abandoned" if reasons == {"leaving"} else "nobody_present"
 
 
 def _advance(state: State, now: float, events: list[Event]) -> None:
@@ -547,14 +565,16 @@ def _advance(state: State, now: float, events: list[Event]) -> None:
         if seat is None:
             _enter_showdown(state, events)
             return
-        if _everyone_leaving(state):
-            _void(state, now, "abandoned", events)
+        reason = _nobody_to_play(state)
+        if reason is not None:
+            _void(state, now, reason, events)
             return
         state["deadline"] = now + table.option(state, "turn_seconds")
         _give_turn(state, seat, events)
-        if not state["seats"][str(seat)]["leaving"]:
+        gone = _gone(state["seats"][str(seat)])
+        if gone is None:
             return
-        if not _play_for(state, seat, "leaving", now, events):
+        if not _play_for(state, seat, gone, now, events):
             return
 
 
@@ -663,7 +683,10 @@ def on_deadline(state: State, now: float, deck: Deck | None = None) -> Transitio
 
 
 def _time_out(state: State, now: float, events: list[Event]) -> None:
-    if _play_for(state, state["deal"]["turn"], "deadline", now, events):
+    seat = state["deal"]["turn"]
+    played = _play_for(state, seat, "deadline", now, events)
+    table.miss(state, seat, events)
+    if played:
         _advance(state, now, events)
 
 
@@ -791,7 +814,7 @@ class PaiuteGame(TableGame):
     """Paiute as a `Game`: the functions above, over typed states and records."""
 
     name = "paiute"
-    moves = frozenset({Start.name, Rebuy.name, Draw.name, Discard.name, Call.name})
+    moves = frozenset({Start.name, Rebuy.name, Draw.name, Discard.name, Call.name, Back.name})
 
     def verify_own(self, state: TableState, seat: int, move: Move, now: float) -> None:
         """Raise RuleError unless `seat` may make this deal's `move` now (a call unranked:

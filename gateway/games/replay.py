@@ -2,7 +2,7 @@
 
 `replay(events)` folds a table's complete event log -- every stored event, the private
 ones included, in id order -- into the part of the table that the events determine:
-the seats (name, stack, status, leaving), the pot and the reserve, the chips bought and
+the seats (name, stack, status, leaving, away), the pot and the reserve, the chips bought and
 cashed out, the phase and its deadline, the deal and game counters, the dealer, and of
 the current or last deal: its players, whose turn it is, each seat's cards as the log
 shows them, the cards shown at a showdown or a call, the declarations (Guts) and the
@@ -87,6 +87,7 @@ def summary(state: Mapping[str, Any]) -> Table:
     table["chips_to_house"] = state.get("chips_to_house", 0)
     table["seats"] = {
         key: {name: record[name] for name in ("name", "stack", "status", "leaving")}
+        | {"away": bool(record.get("away", False))}
         for key, record in state["seats"].items()
     }
     deal = state["deal"]
@@ -180,6 +181,7 @@ def _seated(table: Table, data: Data) -> None:
         "stack": int(data["stack"]),
         "status": data["status"],
         "leaving": False,
+        "away": False,
     }
     table["chips_bought"] += int(data["stack"])
 
@@ -222,6 +224,14 @@ def _game_started(table: Table, data: Data) -> None:
 
 def _game_ended(table: Table, data: Data) -> None:
     table["game_in_progress"] = False
+
+
+def _away(table: Table, data: Data) -> None:
+    _seat(table, data["seat"])["away"] = True
+
+
+def _back(table: Table, data: Data) -> None:
+    _seat(table, data["seat"])["away"] = False
 
 
 # --------------------------------------------------------------------------- deals
@@ -278,7 +288,8 @@ def _cards_dealt(table: Table, data: Data) -> None:
 def _phase(table: Table, data: Data) -> None:
     table["phase"] = data["phase"]
     table["deadline"] = data["deadline"]
-    if data["phase"] == "waiting":
+    if data["phase"] == "waiting" and not table["game_in_progress"]:
+        # a running game waits for its away players with its seats still in it
         for record in table["seats"].values():
             record["status"] = "waiting"
     if data["phase"] == "showdown" and table["deal"] is not None:
@@ -447,6 +458,8 @@ _HANDLERS: dict[str, Callable[[Table, Data], None]] = {
     "left": _left,
     "game_started": _game_started,
     "game_ended": _game_ended,
+    "away": _away,
+    "back": _back,
     "deal_started": _deal_started,
     "reserve_opened": _reserve_opened,
     "ante": _ante,

@@ -116,12 +116,17 @@ def from_left_of(dealer: int | None, seats: Iterable[int]) -> list[int]:
     return [s for s in ordered if s > dealer] + [s for s in ordered if s <= dealer]
 
 
-def seat_numbers(state: State, status: str | None = None, funded: bool = False) -> list[int]:
-    """Occupied seats, in order; only those with `status`, and with chips if `funded`."""
+def seat_numbers(
+    state: State, status: str | None = None, funded: bool = False, present: bool = False
+) -> list[int]:
+    """Occupied seats, in order; only those with `status`, with chips if `funded`, and
+    not away if `present`."""
     return sorted(
         int(key)
         for key, seat in state["seats"].items()
-        if (status is None or seat["status"] == status) and (not funded or seat["stack"] > 0)
+        if (status is None or seat["status"] == status)
+        and (not funded or seat["stack"] > 0)
+        and (not present or not seat.get("away", False))
     )
 
 
@@ -263,6 +268,82 @@ def is_current_player(state: State, seat: int) -> bool:
     )
 
 
+# --------------------------------------------------------------------------- away and back
+
+# decisions missed in a row before a seat is away, when a table's options do not say
+AWAY_AFTER = 2
+
+
+def is_away(record: dict[str, Any]) -> bool:
+    """Whether a seat is away (a seat stored before away existed never is)."""
+    return bool(record.get("away", False))
+
+
+def miss(state: State, seat: int, events: list[Event]) -> None:
+    """A decision the seat let its deadline take: after `away_after` in a row, it is away."""
+    record = state["seats"].get(str(seat))
+    if record is None:
+        return
+    record["missed"] = int(record.get("missed", 0)) + 1
+    limit = int(state["options"].get("away_after", AWAY_AFTER))
+    if limit and not is_away(record) and record["missed"] >= limit:
+        record["away"] = True
+        data = {"seat": seat, "name": record["name"], "missed": record["missed"]}
+        events.append(event("away", data))
+
+
+def can_deal(state: State) -> bool:
+    """Whether enough present seats with chips are there for the next deal: of the running
+    game's seats while a game runs, of every seat otherwise."""
+    minimum = int(option(state, "min_players"))
+    status = "playing" if state["game_in_progress"] else None
+    return len(seat_numbers(state, status, funded=True, present=True)) >= minimum
+
+
+def as_present(state: State, seat: int) -> State:
+    """The state with an away seat present again, for its own move: a move of theirs
+    brings them back (`returned` says so after the move)."""
+    record = state["seats"].get(str(seat)) if is_seat_number(seat) else None
+    if record is None or not is_away(record):
+        return state
+    new = copy_state(state)
+    new["seats"][str(seat)]["away"] = False
+    return new
+
+
+def returned(
+    state: State, seat: int, now: float, was_away: bool, events: list[Event]
+) -> list[Event]:
+    """After a move of the seat's own: its missed decisions count from none again, and a
+    seat that was away is back (its `back` event first). A table that waited for its
+    players deals again after the pause once enough of them are back."""
+    record = state["seats"].get(str(seat))
+    if record is None:
+        return events
+    record["missed"] = 0
+    if not was_away:
+        return events
+    record["away"] = False
+    events = [event("back", {"seat": seat, "name": record["name"]}), *events]
+    if state["phase"] == WAITING and state["hand_number"] > 0 and can_deal(state):
+        set_phase(state, BETWEEN_DEALS, now + option(state, "deal_pause_seconds"), events)
+    return events
+
+
+def verify_back(state: State, seat: int, now: float) -> None:
+    """Raise RuleError unless this seat is away, so that it may say it is back."""
+    record = verify_seated(state, seat)
+    if not is_away(record):
+        raise RuleError("not_away", f"Seat {seat} is not away.", "seat")
+
+
+def back(state: State, seat: int, now: float) -> Transition:
+    """An away seat is back: dealt in again from the next deal."""
+    verify_back(state, seat, now)
+    new = copy_state(state)
+    return new, returned(new, seat, now, True, [])
+
+
 # --------------------------------------------------------------------------- seats
 
 
@@ -304,6 +385,8 @@ def sit(state: State, name: str, buy_in: int, now: float) -> Transition:
         "player_id": new["next_player_id"],
         "bought_in": buy_in,
         "sat_at": now,
+        "away": False,
+        "missed": 0,
     }
     new["next_player_id"] += 1
     new["chips_bought"] += buy_in
@@ -394,9 +477,11 @@ def verify_start(state: State, seat: int, now: float, deck: Deck) -> None:
     if state["phase"] != WAITING:
         raise RuleError("already_started", "The table is already playing.")
     needed = option(state, "min_players")
-    if len(seat_numbers(state, funded=True)) < needed:
+    # as the deal would open: a running game short of players ends first
+    if open_deal(copy_state(state), []) is None:
         raise RuleError(
-            "not_enough_players", f"At least {needed} seated players with chips are needed."
+            "not_enough_players",
+            f"At least {needed} seated players with chips, not away, are needed.",
         )
     verify_deck(deck)
 
@@ -404,17 +489,21 @@ def verify_start(state: State, seat: int, now: float, deck: Deck) -> None:
 def open_deal(state: State, events: list[Event]) -> bool | None:
     """Before a deal: end a game too few seats with chips can go on with, and start one.
 
-    True when a new game starts with this deal (every seat with chips plays in it),
-    False when the running game goes on, None when too few seats hold chips: the table
-    goes back to waiting and no deal starts.
+    True when a new game starts with this deal (every seat with chips plays in it, an
+    away one from its return), False when the running game goes on, None when no deal
+    starts: too few seats hold chips, or too few of them are present (not away); the
+    table waits, a running game and its pot with it, until they are back.
     """
     minimum = option(state, "min_players")
     if state["game_in_progress"] and len(seat_numbers(state, "playing", funded=True)) < minimum:
         abandon_short_game(state, events)
     if state["game_in_progress"]:
-        return False
+        if can_deal(state):
+            return False
+        set_phase(state, WAITING, None, events)
+        return None
     funded = seat_numbers(state, funded=True)
-    if len(funded) < minimum:
+    if not can_deal(state):
         for record in state["seats"].values():
             record["status"] = WAITING
         set_phase(state, WAITING, None, events)
@@ -462,6 +551,7 @@ def view(state: State, seat: int | None) -> tuple[dict[str, Any], bool]:
             "stack": record["stack"],
             "status": record["status"],
             "leaving": record["leaving"],
+            "away": is_away(record),
             "out_of_chips": record["stack"] == 0,
             "in_hand": playing and is_current_player(state, int(key)),
         }

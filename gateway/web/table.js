@@ -37,7 +37,7 @@ const EVENT_TYPES = [
   "declared", "your_declaration", "declarations_revealed", "showdown", "pot_won", "pot_split",
   "paid", "wimp_paid", "deal_ended", "timeout", "wild_card", "discard_started", "turn",
   "turn_held", "drew", "drew_card", "discarded", "called", "laid_down", "reshuffled",
-  "deal_void", "pot_carried", "reserve_opened", "message", "table_closed",
+  "deal_void", "pot_carried", "reserve_opened", "message", "table_closed", "away", "back",
 ];
 const RANK_WORDS = { 11: "jacks", 12: "queens", 13: "kings", 14: "aces" };
 // Paiute deals five cards to each hand, one wild card and the pile's first card.
@@ -330,6 +330,11 @@ function applyEvent(table, item) {
     case "leaving":
       if (!seatRecord(table, d.seat)) return false;
       seatRecord(table, d.seat).leaving = true;
+      return true;
+    case "away":
+    case "back":
+      if (!seatRecord(table, d.seat)) return false;
+      seatRecord(table, d.seat).away = item.type === "away";
       return true;
     case "cashed_out":
       return Boolean(seatRecord(table, d.seat));
@@ -799,6 +804,10 @@ function describeEvent(item) {
       return `${d.name} sat down with ${chips(d.stack)}`;
     case "leaving":
       return `${who()} leaves after this deal`;
+    case "away":
+      return `${who()} is away: not dealt in until back`;
+    case "back":
+      return `${who()} is back`;
     case "left":
       return `${who()} left the table`;
     case "cashed_out":
@@ -969,6 +978,7 @@ function seatBadges(seat, record) {
   }
   if (record.status === "waiting") badges.push(["muted", "Next game"]);
   if (record.leaving) badges.push(["muted", "Leaving"]);
+  if (record.away) badges.push(["muted", "Away"]);
   if (record.out_of_chips) badges.push(["out", "No chips"]);
   return badges.map(([kind, text]) => el("span", { class: `badge ${kind}`, text }));
 }
@@ -1199,6 +1209,7 @@ function renderForms() {
   amount.max = String(view.options.max_buy_in);
   if (!amount.value) amount.value = String(view.options.min_buy_in);
   $("leave").hidden = mySeat === null;
+  $("back-panel").hidden = !(mine && mine.away);
 }
 
 function tick() {
@@ -1285,6 +1296,7 @@ async function leave() {
 $("seat-form").addEventListener("submit", sit);
 $("rebuy-form").addEventListener("submit", rebuy);
 $("leave").addEventListener("click", leave);
+$("back").addEventListener("click", () => act({ action: "back" }));
 setInterval(tick, 250);
 setInterval(() => {
   if (mySeat === null) refresh();

@@ -46,6 +46,7 @@ def types(events: list[Event]) -> list[str]:
 
 CARDS = frozenset(FULL_DECK)
 GUTS_CODES = {
+    "not_away",
     "invalid_name",
     "name_taken",
     "table_full",

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from gateway.games import paiute
+from gateway.games import paiute, table
 from gateway.games.common import Event, RuleError
 from tests.support.games import fake_rank, make_deck
 
@@ -66,6 +66,7 @@ PAIUTE_OPTIONS = st.fixed_dictionaries(
 # Mostly whole turns, so that deals run long enough to reach the stock's end; calls are
 # rare outside the last turns (see paiute_move), or every deal would end at once.
 PAIUTE_ACTIONS = ["sit", "leave", "rebuy", "start", "start", "settle", "settle", "deadline"]
+PAIUTE_ACTIONS += ["back"]
 PAIUTE_ACTIONS += ["draw", "discard", "call"] + ["turn"] * 30
 
 
@@ -86,6 +87,8 @@ def paiute_move(
     if action == "rebuy":
         amount = data.draw(st.integers(0, options["max_buy_in"]))
         return paiute.rebuy(state, data.draw(seats), amount, now)
+    if action == "back":
+        return table.back(state, data.draw(seats), now)
     if action == "start" or state["phase"] == "waiting":
         return paiute.start(state, data.draw(seats), now, make_deck(rng))
     if action == "deadline":

@@ -53,8 +53,8 @@ def test_the_registry_names_every_game_by_its_state() -> None:
         state = game.new_table({}, "t1", 0.0)
         assert state["game"] == name
         assert game_for(state) is game
-    assert GAMES["guts"].moves == {"start", "declare", "rebuy"}
-    assert GAMES["paiute"].moves == {"start", "rebuy", "draw", "discard", "call"}
+    assert GAMES["guts"].moves == {"start", "declare", "rebuy", "back"}
+    assert GAMES["paiute"].moves == {"start", "rebuy", "draw", "discard", "call", "back"}
 
 
 def test_an_unknown_game_is_refused() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.games import guts
+from gateway.games import guts, table
 from gateway.games.common import Event, Ranked, RuleError
 from tests.support.games import GUTS_CODES as CODES
 from tests.support.games import cards_in, make_deck, stack_of
@@ -18,7 +18,7 @@ from tests.support.strategies import GUTS_NAMES as NAMES
 from tests.support.strategies import GUTS_OPTIONS as OPTIONS
 
 # Weighted towards play; sit, leave and rebuy still come often enough to hit every rule.
-ACTIONS = ["sit", "leave", "rebuy", "start", "start"] + ["deadline", "settle"] * 3
+ACTIONS = ["sit", "leave", "rebuy", "start", "start", "back"] + ["deadline", "settle"] * 3
 ACTIONS += ["declare"] * 12
 
 
@@ -37,7 +37,8 @@ def check_invariants(state: dict[str, Any]) -> None:
         assert any(seat["status"] == "playing" for seat in state["seats"].values())
     if state["phase"] == "waiting":
         assert state["deadline"] is None
-        assert state["pot"] == 0
+        # a running game waits, its pot with it, while too few of its players are present
+        assert state["pot"] == 0 or not table.can_deal(state)
     options = state["options"]
     if options["cap"] is not None and options["cap_mode"] == "reserve":
         assert state["pot"] <= options["cap"]
@@ -147,6 +148,8 @@ def test_random_play_keeps_every_invariant(options: dict[str, Any], data: st.Dat
             elif action == "rebuy":
                 amount = data.draw(st.integers(0, options["max_buy_in"]))
                 state, events = guts.rebuy(state, data.draw(seats), amount, now)
+            elif action == "back":
+                state, events = table.back(state, data.draw(seats), now)
             elif action == "start":
                 state, events = guts.start(state, data.draw(seats), now, make_deck(rng))
             elif action == "declare":

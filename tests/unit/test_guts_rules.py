@@ -740,6 +740,7 @@ def test_the_view_shows_the_public_table() -> None:
         "stack": 99,
         "status": "playing",
         "leaving": False,
+        "away": False,
         "out_of_chips": False,
         "in_hand": True,
     }

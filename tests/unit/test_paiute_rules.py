@@ -108,8 +108,10 @@ def test_every_option_accepts_its_documented_values() -> None:
         "min_buy_in": 40,
         "max_buy_in": 40,
         "rebuy": False,
+        "away_after": 10,
     }
     assert paiute.validate_options(raw) == raw
+    assert paiute.validate_options({"away_after": 0})["away_after"] == 0
     assert paiute.validate_options({"max_reshuffles": 0})["max_reshuffles"] == 0
 
 
@@ -137,6 +139,9 @@ def test_every_option_accepts_its_documented_values() -> None:
         ({"min_buy_in": 0}, "min_buy_in"),
         ({"min_buy_in": 50, "max_buy_in": 40}, "max_buy_in"),
         ({"rebuy": 1}, "rebuy"),
+        ({"away_after": -1}, "away_after"),
+        ({"away_after": 11}, "away_after"),
+        ({"away_after": True}, "away_after"),
     ],
 )
 def test_bad_options_are_refused_naming_the_field(raw: dict[str, Any], field: str) -> None:

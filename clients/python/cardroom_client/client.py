@@ -700,6 +700,10 @@ class Seat:
         """Buy `amount` more chips between deals."""
         return self.act({"action": "rebuy", "amount": amount}, if_match=if_match)
 
+    def back(self, *, if_match: ETag | None = None) -> ActionResult:
+        """Back after being away (`away` in the seat): dealt in again from the next deal."""
+        return self.act({"action": "back"}, if_match=if_match)
+
     def draw(self, source: Source = "stock", *, if_match: ETag | None = None) -> ActionResult:
         """Paiute: take the top card of the stock or of the discard pile."""
         return self.act({"action": "draw", "source": source}, if_match=if_match)

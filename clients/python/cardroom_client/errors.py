@@ -51,6 +51,7 @@ RULE_CODES: frozenset[str] = frozenset(
         "invalid_name",
         "name_taken",
         "too_late",
+        "not_away",
     }
 )
 

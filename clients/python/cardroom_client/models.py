@@ -108,6 +108,8 @@ class SeatState:
     leaving: bool
     out_of_chips: bool
     in_hand: bool
+    # missed the table's `away_after` decisions in a row: not dealt in until it is back
+    away: bool = False
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> SeatState:
@@ -120,6 +122,7 @@ class SeatState:
             bool(body.get("leaving", False)),
             bool(body.get("out_of_chips", False)),
             bool(body.get("in_hand", False)),
+            bool(body.get("away", False)),
         )
 
 

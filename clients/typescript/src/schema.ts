@@ -639,6 +639,11 @@ export interface components {
             min_buy_in?: number;
             /** @description Default: 500 antes; at least `min_buy_in`. */
             max_buy_in?: number;
+            /**
+             * @description Decisions missed in a row (deadlines that took them) before a seat is away: not dealt in, no ante, skipped, until it moves again or sends `back`; 0: never.
+             * @default 2
+             */
+            away_after?: number;
         };
         /**
          * @description A Paiute table (RULES.md, Paiute). The schema is final; the gateway answers 422 `unsupported_game` until it hosts Paiute tables.
@@ -683,6 +688,11 @@ export interface components {
             deal_pause_seconds?: number;
             /** @default true */
             rebuy?: boolean;
+            /**
+             * @description Decisions missed in a row (deadlines that took them) before a seat is away: not dealt in, no ante, skipped, until it moves again or sends `back`; 0: never.
+             * @default 2
+             */
+            away_after?: number;
         };
         TableSeat: {
             seat: number;
@@ -695,6 +705,8 @@ export interface components {
             status: "waiting" | "playing";
             /** @description Leaves when the deal is settled. */
             leaving?: boolean;
+            /** @description Missed `away_after` decisions in a row: not dealt in, no ante, skipped, until a move of its own (`{"action": "back"}`, a rebuy, `start`). */
+            away?: boolean;
             out_of_chips?: boolean;
             /** @description Dealt into the current deal. */
             in_hand?: boolean;
@@ -1027,8 +1039,21 @@ export interface components {
             /** @description The path of the stream it opens. */
             stream: string;
         };
-        /** @description One move by the seat whose token is sent, or the player's seat. Guts: `start`, `declare`, `rebuy`. Paiute: `draw`, `discard`, `call`. */
-        Action: components["schemas"]["StartAction"] | components["schemas"]["DeclareAction"] | components["schemas"]["RebuyAction"] | components["schemas"]["DrawAction"] | components["schemas"]["DiscardAction"] | components["schemas"]["CallAction"];
+        /** @description One move by the seat whose token is sent, or the player's seat. Guts: `start`, `declare`, `rebuy`, `back`. Paiute: `start`, `rebuy`, `back`, `draw`, `discard`, `call`. */
+        Action: components["schemas"]["StartAction"] | components["schemas"]["DeclareAction"] | components["schemas"]["RebuyAction"] | components["schemas"]["DrawAction"] | components["schemas"]["DiscardAction"] | components["schemas"]["CallAction"] | components["schemas"]["BackAction"];
+        /**
+         * @description An away seat is back: dealt in again from the next deal (409 `not_away` for a seat that is not away). A table that waited for its players deals again after the pause once enough are back.
+         * @example {
+         *       "action": "back"
+         *     }
+         */
+        BackAction: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            action: "back";
+        };
         /**
          * @description Start the first game at a waiting table.
          * @example {
