@@ -471,3 +471,99 @@ def test_docs_page_uses_local_assets_only(client: Any) -> None:
 def test_swagger_ui_renders_openapi_3_1() -> None:
     major = int(swagger_ui_version().split(".")[0])
     assert major >= 5
+
+
+# ----------------------------------------------------------------- links
+
+EXPRESSION = re.compile(r"\$(request|response)\.(body|path|query|header)(?:#(/[^}]*)|\.([\w-]+))")
+
+
+def pointed(value: Any, pointer: str) -> bool:
+    """Whether the JSON pointer `pointer` names a member of `value`."""
+    for part in pointer.lstrip("/").split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return False
+    return True
+
+
+def link_problems(document: dict[str, Any]) -> Iterator[str]:
+    """What is wrong with the document's links: a target, parameter or expression that
+    does not hold (a response pointer must name a member of every example answer)."""
+    by_id = {operation["operationId"]: operation for _, _, operation in operations(document)}
+    for path, method, operation in operations(document):
+        declared = {
+            (deref(document, p)["in"], deref(document, p)["name"])
+            for p in operation.get("parameters", [])
+        }
+        for status, response in operation["responses"].items():
+            response = deref(document, response)
+            answers = [
+                example["value"]
+                for media in response.get("content", {}).values()
+                for example in media.get("examples", {}).values()
+            ]
+            for name, link in response.get("links", {}).items():
+                where = f"{method.upper()} {path} {status} {name}"
+                target = by_id.get(link["operationId"])
+                if target is None:
+                    yield f"{where}: no operation {link['operationId']}"
+                    continue
+                accepts = {
+                    (deref(document, p)["in"], deref(document, p)["name"])
+                    for p in target.get("parameters", [])
+                }
+                for key, value in link.get("parameters", {}).items():
+                    location, _, parameter = key.partition(".")
+                    credential = (location, parameter) == ("header", "Authorization")
+                    if not credential and (location, parameter) not in accepts:
+                        yield f"{where}: {target['operationId']} takes no {key}"
+                    if credential and target["security"] == [{}]:
+                        yield f"{where}: {target['operationId']} takes no credential"
+                    for source, part, pointer, member in EXPRESSION.findall(value):
+                        if (source, part) == ("response", "body") and not all(
+                            pointed(answer, pointer) for answer in answers
+                        ):
+                            yield f"{where}: {pointer} not in an example answer"
+                        headers = response.get("headers", {})
+                        if (source, part) == ("response", "header") and member not in headers:
+                            yield f"{where}: the answer has no header {member}"
+                        asked = source == "request" and part != "header"
+                        if asked and (part, member) not in declared:
+                            yield f"{where}: the request has no {part} {member}"
+                    if "$" in value and not EXPRESSION.search(value):
+                        yield f"{where}: {value} is no runtime expression"
+
+
+def test_links_lead_a_client_from_a_new_player_to_moves_and_leaving(
+    document: dict[str, Any],
+) -> None:
+    assert list(link_problems(document)) == []
+    followed = {
+        (operation["operationId"], link["operationId"])
+        for _, _, operation in operations(document)
+        for response in operation["responses"].values()
+        for link in deref(document, response).get("links", {}).values()
+    }
+    reached, frontier = {"createPlayer"}, ["createPlayer"]
+    while frontier:
+        source = frontier.pop()
+        for start, end in followed:
+            if start == source and end not in reached:
+                reached.add(end)
+                frontier.append(end)
+    assert {"createTable", "takeSeat", "performAction", "leaveSeat", "getHand"} <= reached
+    assert {"getTable", "listEvents", "streamEvents", "createStreamTicket"} <= reached
+
+
+def test_the_link_checker_would_notice_a_broken_link(document: dict[str, Any]) -> None:
+    broken = copy.deepcopy(document)
+    grant = broken["paths"]["/v1/tables/{table_id}/seats"]["post"]["responses"]["201"]
+    grant["links"]["PerformAction"]["parameters"]["path.table_id"] = "$response.body#/table_id"
+    grant["links"]["LeaveSeat"]["parameters"]["path.seats"] = "$response.body#/seat"
+    grant["links"]["GetTable"]["operationId"] = "getTables"
+    assert len(list(link_problems(broken))) == 3
