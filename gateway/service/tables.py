@@ -747,15 +747,24 @@ class TableService(TableQueries):
     ) -> tuple[dict[str, tuple[str, int]], int | None]:
         """The hand history of a deal that this change finished, if any, and its number.
 
-        A deal's history runs from its `deal_started` event to the last event of the
+        A deal's history runs from the first event of the change that opened it (an
+        abandoned game's split and departures, the new game) to the last event of the
         change that ended it: the end of the game, cash-outs and departures included,
         stopping short of a next game or deal that change starts.
         """
         extra: dict[str, tuple[str, int]] = {}
         types = [item["type"] for item in stored]
-        for item in stored:
-            if item["type"] == "deal_started":
-                state["deal_first_event"] = item["id"]
+        if "deal_started" in types:
+            # a deal's story starts with the change that opens it: the end of a game too few
+            # could go on with, its departures and the new game come before `deal_started`
+            opened = len(types) - 1 - types[::-1].index("deal_started")
+            ends = [i for i in range(opened) if types[i] == "deal_ended"]
+            first = 0
+            if ends:
+                first = next(
+                    i for i in range(ends[-1] + 1, opened + 1) if types[i] in NEXT_DEAL_EVENTS
+                )
+            state["deal_first_event"] = stored[first]["id"]
         ended = types.index("deal_ended") if "deal_ended" in types else None
         deal = game_of(state).finished_deal(table_state(state))
         if deal is None or ended is None:

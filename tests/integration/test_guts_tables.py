@@ -429,6 +429,34 @@ def test_showdown_losers_pay_the_pot(gateway: Gateway) -> None:
         assert table["pot"] == 2
 
 
+def test_a_game_abandoned_at_the_opening_of_a_deal_is_in_that_deals_history(
+    gateway: Gateway,
+) -> None:
+    table_id = gateway.create(deal_pause_seconds=0.2, turn_seconds=60)
+    ann, bob = gateway.sit(table_id, "ann"), gateway.sit(table_id, "bob")
+    assert gateway.act(table_id, ann, action="start").status_code == 200
+    cy = gateway.sit(table_id, "cy")  # during the game: waits for the next one
+    for player in (ann, bob):  # nobody in: the pot carries
+        assert gateway.act(table_id, player, action="declare", choice="out").status_code == 200
+    # bob leaves between deals: at the next opening the game has one seat, and ends
+    assert gateway.call("DELETE", f"/v1/tables/{table_id}/seats/{bob.seat}", bob).status_code == 200
+    wait_for(lambda: gateway.table(table_id)["hand_number"] == 2)
+    # the deal's history is written when it ends: everyone goes out
+    table = gateway.table(table_id)
+    for seat in table["deal"]["players"]:
+        player = ann if seat == ann.seat else cy
+        assert gateway.act(table_id, player, action="declare", choice="out").status_code == 200
+    answer = gateway.call("GET", f"/v1/tables/{table_id}/hands/2")
+    assert answer.status_code == 200, answer.get_json()
+    history = answer.get_json()
+    types = [e["type"] for e in history["events"]]
+    assert types[:4] == ["pot_split", "game_ended", "game_started", "deal_started"], types
+    split = history["events"][0]["data"]
+    assert split["reason"] == "abandoned"
+    assert split["shares"] == [{"seat": ann.seat, "amount": 2}]
+    assert cy.seat in history["events"][3]["data"]["players"]
+
+
 def test_hand_history_and_fairness_proof(gateway: Gateway) -> None:
     table_id, (alice, bob, carol) = start_deal(gateway, players=3)
     commitment = gateway.table(table_id)["deal"]["commitment"]
@@ -443,7 +471,8 @@ def test_hand_history_and_fairness_proof(gateway: Gateway) -> None:
     assert set(opened_cards(history["fairness"], commitment).values()) == shown
     assert history["showdown"]["hands"][str(alice.seat)]["cards"] == cards[alice.seat]
     types = [e["type"] for e in history["events"]]
-    assert types[0] == "deal_started"
+    # the history starts with the change that opened the deal: the game, then the deal
+    assert types[:2] == ["game_started", "deal_started"]
     # the history ends with all of the change that ended the deal: here the pause after it
     assert types.index("deal_ended") < len(types) - 1
     assert types[-1] == "phase"
@@ -464,7 +493,7 @@ def test_hand_history_and_fairness_proof(gateway: Gateway) -> None:
     # Its own seat sees its hand opened too, at the places the dealing order gives it.
     opened = opened_cards(mine["fairness"], commitment)
     assert set(opened.values()) == shown | set(cards[carol.seat])
-    order = history["events"][0]["data"]["players"]
+    order = next(e for e in history["events"] if e["type"] == "deal_started")["data"]["players"]
     places = range(order.index(carol.seat), 9, 3)
     assert [opened[i] for i in places] == cards[carol.seat]
     assert history["pot_flow"]

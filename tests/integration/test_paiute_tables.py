@@ -175,7 +175,8 @@ def test_a_deal_with_a_call_last_turns_and_a_showdown(rigged: tuple[Gateway, Dec
     assert showdown[str(two.seat)]["category"] == "FIVE_OF_A_KIND"
     assert showdown[str(three.seat)]["category"] == "STRAIGHT_FLUSH"
     history = gateway.call("GET", f"/v1/tables/{table_id}/hands/1").get_json()
-    commitment = history["events"][0]["data"]["commitment"]
+    started = next(e for e in history["events"] if e["type"] == "deal_started")
+    commitment = started["data"]["commitment"]
     seen = set(opened_cards(history["fairness"], commitment).values())
     # to everyone, the places of the cards turned up; a discarded or laid-down card is
     # seen, but not where it came from (dealt, or drawn when)

