@@ -762,3 +762,36 @@ def test_pages_and_assets_are_served_with_a_strict_policy(gateway_url: str) -> N
         assert status == 404, missing
         assert headers["content-type"] == "application/problem+json"
         assert json.loads(body)["code"] == "route_not_found"
+
+
+def test_an_away_seat_is_shown_and_comes_back_from_the_page(
+    browser: Browser, gateway_url: str
+) -> None:
+    context, page = new_page(browser, PHONE)
+    ann = Seat("ann", page)
+    try:
+        sign_in(ann, gateway_url)
+        bo = sign_up(gateway_url, "bo")
+        options = {"game": "guts", "turn_seconds": 1, "deal_pause_seconds": 0}
+        table_id = call(gateway_url, "POST", "/v1/tables", options, token=ann.key)["table"]["id"]
+        seats = f"/v1/tables/{table_id}/seats"
+        call(gateway_url, "POST", seats, {"name": "ann", "buy_in": 100}, token=ann.key)
+        call(gateway_url, "POST", seats, {"name": "bo", "buy_in": 100}, token=bo)
+        page.goto(f"{gateway_url}/tables/{table_id}")
+        expect(page.locator("li.seat.me .name")).to_have_text("ann")
+        call(gateway_url, "POST", f"/v1/tables/{table_id}/actions", {"action": "start"}, bo)
+        # nobody decides: after two missed decisions both are away, visibly
+        me = page.locator("li.seat.me")
+        expect(me.locator(".badge", has_text="Away")).to_be_visible(timeout=30_000)
+        expect(page.locator("#back-panel")).to_be_visible()
+        expect(page.locator("#table")).to_have_attribute("data-phase", "waiting")
+        expect(page.locator("#log")).to_contain_text("ann is away")
+        page.locator("#back").tap()
+        expect(page.locator("#back-panel")).to_be_hidden()
+        expect(me.locator(".badge", has_text="Away")).to_have_count(0)
+        # bo back too: the table deals again, to both, in the same game
+        call(gateway_url, "POST", f"/v1/tables/{table_id}/actions", {"action": "back"}, bo)
+        expect(page.locator("#log")).to_contain_text("Deal 3:", timeout=30_000)
+        assert ann.errors == []
+    finally:
+        context.close()
