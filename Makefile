@@ -119,7 +119,8 @@ bench-evaluator: protos $(DEV_STAMP)
 	$(BIN)/python -m bench.evaluator_bench
 
 # ARGS: --quick, --scaling (1/2/4 workers, gthread and gevent), --gc (collector policy on/off),
-# --profile (pyinstrument)
+# --profile (pyinstrument), --seats (buy-ins and cash-outs only), --against REV [--steps]
+# (this tree against revision REV, alternating runs), --pairs N; all: bench/gateway_bench.py
 bench-gateway: protos $(DEV_STAMP)
 	$(BIN)/python -m bench.gateway_bench $(ARGS)
 
