@@ -11,6 +11,7 @@ if TYPE_CHECKING:  # the pure game modules under gateway.games must import witho
     from gateway.service.players import PlayerService
     from gateway.service.tables import TableService
     from gateway.service.wallets import WalletPolicy
+    from gateway.service.webhooks import WebhookPolicy
     from gateway.settings import Settings
 
 
@@ -48,6 +49,7 @@ def build_service(settings: Settings, players: bool = True) -> TableService:
         warm_tables=settings.warm_tables,
     )
     service.wallets.policy = wallet_policy(settings)
+    service.webhooks.policy = webhook_policy(settings)
     if players:
         service.players = build_players(settings, store)
         service.players.wallets = service.wallets
@@ -60,6 +62,21 @@ def wallet_policy(settings: Settings) -> WalletPolicy:
 
     grant, daily = settings.wallet_amounts()
     return WalletPolicy(grant, daily, settings.pending_transfer_seconds)
+
+
+def webhook_policy(settings: Settings) -> WebhookPolicy:
+    """Where turn notifications go and how, as `settings` say (none without a URL)."""
+    from gateway.service.webhooks import WebhookPolicy
+
+    return WebhookPolicy(
+        settings.webhook_url,
+        settings.webhook_secrets,
+        settings.webhook_turn_warning,
+        settings.webhook_timeout,
+        settings.webhook_max_attempts,
+        settings.webhook_retry_base,
+        settings.webhook_retry_max,
+    )
 
 
 def build_players(settings: Settings, store: TableStore) -> PlayerService:

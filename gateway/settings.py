@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -92,6 +93,35 @@ def _origin(name: str, raw: str) -> str:
     return f"{scheme}://{host}"
 
 
+def _webhook_url(env: Mapping[str, str], name: str) -> str | None:
+    """An http:// or https:// URL with a host, or None when unset."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    scheme, separator, rest = raw.partition("://")
+    if not separator or scheme.lower() not in ("http", "https") or not rest.split("/")[0]:
+        raise ValueError(f"{name}={raw!r} is not an http:// or https:// URL")
+    return raw
+
+
+def _webhook_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
+    """WEBHOOK_SECRET's comma-separated secrets; required when WEBHOOK_URL is set."""
+    found = tuple(word.strip() for word in env.get("WEBHOOK_SECRET", "").split(",") if word.strip())
+    if env.get("WEBHOOK_URL", "").strip() and not found:
+        raise ValueError("WEBHOOK_SECRET is required when WEBHOOK_URL is set")
+    for secret in found:
+        if secret.startswith("whsec_"):
+            try:
+                base64.b64decode(secret[len("whsec_") :], validate=True)
+            except ValueError:
+                raise ValueError(
+                    "WEBHOOK_SECRET: a whsec_ secret is base64 after its prefix"
+                ) from None
+        elif len(secret) < 16:
+            raise ValueError("WEBHOOK_SECRET: each secret is at least 16 characters")
+    return found
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the gateway reads from its environment (docs/configuration.md)."""
@@ -168,6 +198,15 @@ class Settings:
     # Origins whose pages may call the API from a browser (gateway.http.cors; docs/api.md#cors):
     # exact origins, or ("*",) for any; the gateway's own origin is always allowed.
     cors_origins: tuple[str, ...] = ()
+    # Turn notifications POSTed to the operator's push service (gateway.service.webhooks,
+    # docs/webhooks.md): none without a URL; every secret signs, the first first.
+    webhook_url: str | None = None
+    webhook_secrets: tuple[str, ...] = ()
+    webhook_turn_warning: float = 10.0
+    webhook_timeout: float = 5.0
+    webhook_max_attempts: int = 12
+    webhook_retry_base: float = 1.0
+    webhook_retry_max: float = 300.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -253,6 +292,21 @@ class Settings:
             play_money_daily=_optional_int(env, "PLAY_MONEY_DAILY"),
             pending_transfer_seconds=_number(
                 env, "PENDING_TRANSFER_SECONDS", cls.pending_transfer_seconds, 1, 3600
+            ),
+            webhook_url=_webhook_url(env, "WEBHOOK_URL"),
+            webhook_secrets=_webhook_secrets(env),
+            webhook_turn_warning=_number(
+                env, "WEBHOOK_TURN_WARNING_SECONDS", cls.webhook_turn_warning, 0, 3600
+            ),
+            webhook_timeout=_number(env, "WEBHOOK_TIMEOUT_SECONDS", cls.webhook_timeout, 0.1, 60),
+            webhook_max_attempts=int(
+                _number(env, "WEBHOOK_MAX_ATTEMPTS", cls.webhook_max_attempts, 1, 100)
+            ),
+            webhook_retry_base=_number(
+                env, "WEBHOOK_RETRY_BASE_SECONDS", cls.webhook_retry_base, 0.01, 3600
+            ),
+            webhook_retry_max=_number(
+                env, "WEBHOOK_RETRY_MAX_SECONDS", cls.webhook_retry_max, 0.01, 86_400
             ),
         )
 

@@ -90,6 +90,14 @@ REDIS_BATCHES = Histogram(
     buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32, 64),
     registry=REGISTRY,
 )
+WEBHOOK_DELIVERIES = Counter(
+    "cardroom_webhook_deliveries",
+    "Webhook attempts by outcome (gateway.service.webhooks): delivered (a 2xx), failed (tried"
+    " again later), dead (given up on, kept in {webhooks}:dead), dropped (a turn warning whose"
+    " turn was taken).",
+    ["outcome"],
+    registry=REGISTRY,
+)
 GC_PAUSES = Histogram(
     "cardroom_gc_pause_seconds",
     "Time the process stood still collecting garbage, by generation (gateway.runtime.gc_policy).",

@@ -20,6 +20,9 @@ Every `WalletPolicy.sweep_seconds` it also runs the ledger's sweeper
 (`gateway.service.wallets`): reservations a crashed gateway left are posted or voided,
 cash-outs it did not relay are relayed.
 
+With a webhook URL set, the clock also runs the webhooks' deliverer, a thread of its
+own (`gateway.runtime.webhooks`), while it runs.
+
 Run as its own process with `CLOCK_HEARTBEAT_FILE` set, the clock touches that file
 after every tick (`gateway.runtime.heartbeat`), and its liveness probe checks the file's age.
 """
@@ -36,6 +39,7 @@ from types import FrameType
 from gateway.adapters.store import deadline_field
 from gateway.errors import ApiError
 from gateway.runtime import heartbeat
+from gateway.runtime.webhooks import Deliverer
 from gateway.service.tables import TableService
 
 log = logging.getLogger("cardroom.clock")
@@ -138,6 +142,17 @@ class Clock:
 
     def run(self) -> None:
         """Tick until `stop` is called; errors are logged and the clock goes on."""
+        deliverer = None
+        if self.service.webhooks.policy.enabled:
+            deliverer = Deliverer(self.service.webhooks, min(self.interval, 0.05))
+            deliverer.start()
+        try:
+            self._ticks()
+        finally:
+            if deliverer is not None:
+                deliverer.stop()
+
+    def _ticks(self) -> None:
         while not self._stop.is_set():
             try:
                 self.tick()

@@ -38,6 +38,7 @@ from gateway.adapters.store import (
 )
 from gateway.adapters.wallets import WalletStore, table_outbox_key
 from gateway.adapters.warm import TableReader, WarmTables
+from gateway.adapters.webhooks import WebhookStore
 from gateway.errors import (
     ApiError,
     EvaluatorUnavailable,
@@ -59,6 +60,7 @@ from gateway.service.queries import TableQueries, account_viewer
 from gateway.service.retention import Retention
 from gateway.service.visibility import SPECTATOR, Viewer, public_event
 from gateway.service.wallets import Reservation, WalletService
+from gateway.service.webhooks import WebhookService
 from gateway.telemetry import WARM_MOVES
 
 log = logging.getLogger("cardroom.tables")
@@ -185,6 +187,8 @@ class TableService(TableQueries):
         # the wallets chips come from and go back to (`gateway.service.wallets`)
         # (on the real clock: its deadlines are checked against Redis's own)
         self.wallets = WalletService(WalletStore(store.client))
+        # turn notifications for the operator (`gateway.service.webhooks`), off without a URL
+        self.webhooks = WebhookService(WebhookStore(store.client), store)
 
     def create_table(
         self, body: Mapping[str, Any], idempotency: Idempotency | None, owner: str | None = None
@@ -987,6 +991,7 @@ class TableService(TableQueries):
             commit.token_sets = change.token_sets(state, stored)
         commit.token_deletes = self._departed_tokens(record.state, state)
         self._ledger_writes(commit, change, record, state, stored, now)
+        self.webhooks.writes(commit, record, state, stored, now)
         return commit, outcome
 
     def _ledger_writes(
