@@ -495,6 +495,9 @@ def link_problems(document: dict[str, Any]) -> Iterator[str]:
     """What is wrong with the document's links: a target, parameter or expression that
     does not hold (a response pointer must name a member of every example answer)."""
     by_id = {operation["operationId"]: operation for _, _, operation in operations(document)}
+    where_is = {
+        operation["operationId"]: (path, method) for path, method, operation in operations(document)
+    }
     for path, method, operation in operations(document):
         declared = {
             (deref(document, p)["in"], deref(document, p)["name"])
@@ -537,6 +540,12 @@ def link_problems(document: dict[str, Any]) -> Iterator[str]:
                             yield f"{where}: the request has no {part} {member}"
                     if "$" in value and not EXPRESSION.search(value):
                         yield f"{where}: {value} is no runtime expression"
+                if "requestBody" in link:
+                    target_path, target_method = where_is[link["operationId"]]
+                    escaped = target_path.replace("~", "~0").replace("/", "~1")
+                    body = f"/paths/{escaped}/{target_method}/requestBody/content/application~1json"
+                    if list(schema_at(document, f"{body}/schema").iter_errors(link["requestBody"])):
+                        yield f"{where}: its body is not one {link['operationId']} takes"
 
 
 def test_links_lead_a_client_from_a_new_player_to_moves_and_leaving(
@@ -566,4 +575,5 @@ def test_the_link_checker_would_notice_a_broken_link(document: dict[str, Any]) -
     grant["links"]["PerformAction"]["parameters"]["path.table_id"] = "$response.body#/table_id"
     grant["links"]["LeaveSeat"]["parameters"]["path.seats"] = "$response.body#/seat"
     grant["links"]["GetTable"]["operationId"] = "getTables"
-    assert len(list(link_problems(broken))) == 3
+    grant["links"]["Rebuy"]["requestBody"] = {"action": "rebuy", "amount": 0}
+    assert len(list(link_problems(broken))) == 4
