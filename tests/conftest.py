@@ -137,10 +137,14 @@ _SESSION_STARTED = time.time()
 
 def _report_line(name: str, report: dict[str, Any]) -> str:
     if name == "schema_fuzz":
+        stateful = report["stateful"]
         return (
             f"schema fuzzing: {report['operations']} operations, {report['cases']:,} cases "
             f"({report['cases_on_real_tables']:,} on real tables), "
-            f"{report['failures']} failures, {report['seconds']} s"
+            f"{report['failures']} failures, {report['seconds']} s; stateful: "
+            f"{stateful['scenarios']} scenarios, {stateful['cases']:,} cases, "
+            f"{stateful['moves_accepted']} moves and {stateful['leaves_accepted']} leaves "
+            f"accepted, {stateful['failures']} failures"
         )
     if name == "stateful":
         return (
