@@ -180,6 +180,21 @@ def strength_categories(game: str, strengths: npt.NDArray[Any]) -> npt.NDArray[n
     return result
 
 
+@functools.cache
+def category_table(game: str, size: int) -> npt.NDArray[np.uint8]:
+    """The wire Category number of every strength below `size` of game guts2, guts3 or
+    paiute (0 for a strength no hand has): one lookup categorises a ranked batch."""
+    numbers = _CATEGORY_NUMBERS.get(game)
+    if numbers is None:
+        raise ValueError(f"unknown game {game!r}, expected guts2, guts3 or paiute")
+    orders = np.arange(size) >> _CATEGORY_SHIFTS[game]
+    table: npt.NDArray[np.uint8] = np.where(
+        orders < numbers.size, numbers[np.minimum(orders, numbers.size - 1)], 0
+    ).astype(np.uint8)
+    table.flags.writeable = False
+    return table
+
+
 def _leftovers(
     cards: npt.NDArray[np.int64],
     strengths: npt.NDArray[np.int64],

@@ -7,6 +7,11 @@ Each of `--concurrency` callers sends requests back to back (unary calls, or mes
 on its own bidirectional stream with `--mode stream`) until `--duration` seconds
 have passed or `--calls` requests are answered in all. Progress is printed every
 second; at the end, the throughput and the p50/p90/p99/max latency of a request.
+
+The bulk path (packed hands, packed replies read as numpy arrays, no descriptions):
+
+    python -m evaluator.loadtest --mode stream --concurrency 1 --hands 10000 \\
+        --packed-reply --omit-descriptions
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
+from evaluator.bulk import read_packed_reply
 
 GAMES = {"guts2": (pb.GUTS_2, 2), "guts3": (pb.GUTS_3, 3), "paiute": (pb.PAIUTE, 6)}
 _DISTINCT_REQUESTS = 64
@@ -41,8 +47,11 @@ def random_hands(
     return bytes(np.argpartition(keys, size, axis=1)[:, :size].astype(np.uint8).tobytes())
 
 
-def build_requests(game: str, hands: int, seed: int, describe: bool) -> list[pb.EvaluateRequest]:
-    """A pool of distinct random requests, cycled through by the callers."""
+def build_requests(
+    game: str, hands: int, seed: int, describe: bool, packed_reply: bool = False
+) -> list[pb.EvaluateRequest]:
+    """A pool of distinct random requests, cycled through by the callers; with
+    `packed_reply` they ask for the packed reply (the bulk path)."""
     enum, size = GAMES[game]
     rng = np.random.default_rng(seed)
     requests = []
@@ -57,6 +66,7 @@ def build_requests(game: str, hands: int, seed: int, describe: bool) -> list[pb.
             cards_per_hand=size,
             omit_descriptions=not describe,
             wild_rank=wild_rank,
+            packed_reply=packed_reply,
         )
         requests.append(request)
     return requests
@@ -125,7 +135,7 @@ async def _unary_caller(
         except grpc.aio.AioRpcError as error:
             run.fail(error)
             continue
-        run.record(time.perf_counter() - started, len(reply.strengths))
+        run.record(time.perf_counter() - started, _hands_in(reply))
 
 
 async def _stream_caller(
@@ -147,11 +157,18 @@ async def _stream_caller(
     answered = 0
     try:
         async for reply in call:
-            run.record(time.perf_counter() - sent[answered], len(reply.strengths))
+            run.record(time.perf_counter() - sent[answered], _hands_in(reply))
             answered += 1
             window.release()
     except grpc.aio.AioRpcError as error:
         run.fail(error)
+
+
+def _hands_in(reply: pb.EvaluateResponse) -> int:
+    """Hands answered, read as a bulk caller reads them (a packed reply as arrays)."""
+    if reply.packed_strengths:
+        return len(read_packed_reply(reply).strengths)
+    return len(reply.strengths)
 
 
 def _percentile(values: np.ndarray, q: float) -> float:
@@ -240,6 +257,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--game", choices=sorted(GAMES), default="guts3")
     parser.add_argument("--mode", choices=("unary", "stream"), default="unary")
     parser.add_argument("--omit-descriptions", action="store_true")
+    parser.add_argument(
+        "--packed-reply",
+        action="store_true",
+        help="ask for packed replies (the bulk path: with --omit-descriptions --hands 10000)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--histogram", metavar="PNG", help="save a latency histogram here")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -247,7 +269,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if arguments.concurrency < 1 or arguments.hands < 1 or arguments.duration <= 0:
         parser.error("--concurrency, --hands and --duration must be positive")
     requests = build_requests(
-        arguments.game, arguments.hands, arguments.seed, not arguments.omit_descriptions
+        arguments.game,
+        arguments.hands,
+        arguments.seed,
+        not arguments.omit_descriptions,
+        arguments.packed_reply,
     )
     print(
         f"loading {arguments.target}: {arguments.game}, {arguments.hands} hands per request, "

@@ -8,6 +8,7 @@ import pytest
 
 from evaluator.batch import (
     NO_LEFTOVER,
+    category_table,
     rank_guts_batch,
     rank_paiute_batch,
     strength_categories,
@@ -297,3 +298,16 @@ def test_lookup_tables_are_built_once() -> None:
     assert batch._guts_table(3) is batch._guts_table(3)
     assert batch._group_table(6, False) is batch._group_table(6, False)
     assert batch.guts_strength_list(2) is batch.guts_strength_list(2)
+
+
+@pytest.mark.parametrize(
+    ("game", "size"), [("guts2", 1 << 15), ("guts3", 1 << 15), ("paiute", 7 << 16)]
+)
+def test_the_category_table_agrees_with_strength_categories(game: str, size: int) -> None:
+    table = category_table(game, size)
+    valid = np.flatnonzero(table).astype(np.uint32)
+    np.testing.assert_array_equal(table[valid], strength_categories(game, valid))
+    invalid = np.flatnonzero(table == 0)
+    for strength in invalid[:: max(1, len(invalid) // 50)].tolist():
+        with pytest.raises(ValueError, match="out of range"):
+            strength_categories(game, np.array([strength], dtype=np.uint32))

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
+from evaluator.bulk import packed_request, read_packed_reply
 from evaluator.codec import ResponseEncoder, encode_varint, encode_varints
 
 
@@ -50,3 +51,58 @@ def test_a_few_hands_encode_exactly_like_many(describe: bool) -> None:
     many = encoder.encode(np.array([9, 10], dtype=np.uint32), lefts, describe)
     assert encoder.encode_few([9, 10], lefts.tobytes(), describe) == many
     assert encoder.encode_few([], None, describe) == b""
+
+
+@pytest.mark.parametrize("describe", [True, False])
+@pytest.mark.parametrize("leftovers", [True, False])
+def test_a_packed_reply_says_what_the_readable_one_says(describe: bool, leftovers: bool) -> None:
+    rng = np.random.default_rng(8)
+    strengths = rng.integers(0, 1 << 18, 3000).astype(np.uint32)
+    strengths[:50] = strengths[50]  # repeated strengths share one table entry
+    lefts = rng.integers(0, 256, 3000).astype(np.uint8) if leftovers else None
+    encoder = ResponseEncoder(
+        lambda s: f"hand {s} é", lambda s: (s % 12 + 1).astype(np.uint8), 1 << 18
+    )
+    readable = pb.EvaluateResponse.FromString(encoder.encode(strengths, lefts, describe))
+    packed = pb.EvaluateResponse.FromString(encoder.encode_packed(strengths, lefts, describe))
+    reply = read_packed_reply(packed)
+    assert len(packed.strengths) == len(packed.categories) == len(packed.descriptions) == 0
+    assert reply.strengths.tolist() == list(readable.strengths)
+    assert reply.categories.tolist() == list(readable.categories)
+    assert packed.leftovers == readable.leftovers
+    if describe:
+        assert reply.descriptions == list(readable.descriptions)
+        assert len(packed.description_table) == len(set(strengths.tolist()))
+        assert sorted(set(packed.description_table)) == sorted(packed.description_table)
+    else:
+        assert reply.descriptions is None
+        assert packed.description_indexes == b""
+
+
+def test_an_empty_packed_reply_is_empty() -> None:
+    encoder = ResponseEncoder(str, lambda s: s.astype(np.uint8), 16)
+    assert encoder.encode_packed(np.zeros(0, dtype=np.uint32), None, True) == b""
+
+
+def test_packed_fields_are_little_endian_and_fixed_width() -> None:
+    encoder = ResponseEncoder(str, lambda s: (s % 5 + 1).astype(np.uint8), 1 << 18)
+    reply = pb.EvaluateResponse.FromString(
+        encoder.encode_packed(np.array([1, 0x30201], dtype=np.uint32), None, False)
+    )
+    assert reply.packed_strengths == b"\x01\x00\x00\x00\x01\x02\x03\x00"
+    assert reply.packed_categories == bytes([2, 0x30201 % 5 + 1])
+
+
+def test_a_packed_request_carries_the_hands_and_asks_for_a_packed_reply() -> None:
+    hands = np.array([[0, 1, 2], [51, 50, 49]], dtype=np.int64)
+    request = packed_request(pb.GUTS_3, hands)
+    assert request.packed_hands == bytes([0, 1, 2, 51, 50, 49])
+    assert request.cards_per_hand == 3
+    assert request.packed_reply
+    assert request.omit_descriptions
+    assert not request.HasField("wild_rank")
+    described = packed_request(pb.PAIUTE, hands[:, :2].repeat(3, axis=1), 9, describe=True)
+    assert described.wild_rank == 9
+    assert not described.omit_descriptions
+    with pytest.raises(ValueError, match="2-D"):
+        packed_request(pb.GUTS_3, np.zeros(3, dtype=np.uint8))
