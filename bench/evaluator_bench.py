@@ -3,14 +3,20 @@
 Starts `python -m evaluator` on a free loopback port and measures from this process
 (client and server on the same machine, as a load tester would run them):
 
+- the bulk path, headlined: Guts-3 and Paiute (6-card) hands/s through EvaluateStream
+  with 10,000 packed hands a message, a packed reply and no descriptions (the client
+  reads the reply's arrays with numpy), on one stream and on two, beside the same
+  hands ranked in process by `rank_guts_batch` and `rank_paiute_batch` (1,000,000
+  hands in one call, and 10,000 a call), measured in the same rounds;
 - Guts-3 and Paiute (6-card) hands/s through EvaluateStream and Evaluate, 1,000
   hands per message, full replies (strengths, categories, descriptions);
 - single-hand Evaluate calls/s next to empty Ping calls/s on the same server;
 - the baseline: PokerKit's RhodeIslandHoldemHand ranking the same 3-card hands in
   process, from card text and from pre-parsed Card objects.
 
-Every figure is the median of `--rounds` rounds; ratios are of medians. Results are
-also written as JSON to bench/results/evaluator.json.
+Every figure is the median of `--rounds` rounds; the bulk measurements take turns
+within each round, so that each sees the machine its baseline saw. Ratios are of
+medians. Results are also written as JSON to bench/results/evaluator.json.
 """
 
 from __future__ import annotations
@@ -23,17 +29,24 @@ import statistics
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from pathlib import Path
 
 import grpc
 import grpc.aio
+import numpy as np
+import numpy.typing as npt
 
 from bench.service import EvaluatorServer
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
+from evaluator.batch import rank_guts_batch, rank_paiute_batch
+from evaluator.bulk import read_packed_reply
 from evaluator.loadtest import build_requests
 
 HANDS_PER_MESSAGE = 1000
+BULK_HANDS_PER_MESSAGE = 10_000
+IN_PROCESS_HANDS = 1_000_000
 RESULTS = Path(__file__).parent / "results" / "evaluator.json"
 
 
@@ -61,7 +74,10 @@ def stream_rate(
                         yield requests[i % len(requests)]
 
                 async for reply in stub.EvaluateStream(outgoing()):
-                    hands += len(reply.strengths)
+                    if reply.packed_strengths:
+                        hands += len(read_packed_reply(reply).strengths)
+                    else:
+                        hands += len(reply.strengths)
 
             started = time.perf_counter()
             await asyncio.gather(*(one(first) for first in range(streams)))
@@ -100,6 +116,73 @@ def call_rate(port: int, method: str, request: object, calls: int) -> float:
     return asyncio.run(run())
 
 
+def pool_hands(requests: list[pb.EvaluateRequest]) -> list[npt.NDArray[np.uint8]]:
+    """The hands of each request as an (N, cards) array."""
+    return [
+        np.frombuffer(request.packed_hands, dtype=np.uint8).reshape(-1, request.cards_per_hand)
+        for request in requests
+    ]
+
+
+def in_process_rate(requests: list[pb.EvaluateRequest], hands: int | None) -> float:
+    """Hands/s of the batch rankers in this process on the requests' hands: all of them
+    tiled to `hands` hands in one call, or with None one call per request."""
+    arrays = pool_hands(requests)
+    wild = requests[0].wild_rank
+
+    def rank(block: npt.NDArray[np.uint8], wild_rank: int) -> None:
+        if block.shape[1] == 3:
+            rank_guts_batch(block, 3)
+        else:
+            rank_paiute_batch(block, wild_rank)
+
+    if hands is None:
+        started = time.perf_counter()
+        for request, block in zip(requests, arrays, strict=True):
+            rank(block, request.wild_rank)
+        return sum(len(block) for block in arrays) / (time.perf_counter() - started)
+    whole = np.concatenate(arrays)
+    whole = np.tile(whole, (hands // len(whole) + 1, 1))[:hands]
+    started = time.perf_counter()
+    rank(whole, wild)  # one wild rank for the lot: the same work as any other
+    return hands / (time.perf_counter() - started)
+
+
+def packed(requests: list[pb.EvaluateRequest], describe: bool) -> list[pb.EvaluateRequest]:
+    """The same requests asking for a packed reply."""
+    copies = []
+    for request in requests:
+        copy = pb.EvaluateRequest()
+        copy.CopyFrom(request)
+        copy.packed_reply = True
+        copy.omit_descriptions = not describe
+        copies.append(copy)
+    return copies
+
+
+def bulk_rates(port: int, arguments: argparse.Namespace) -> dict[str, list[float]]:
+    """The bulk path and its in-process baselines, taking turns within each round."""
+    guts = build_requests("guts3", BULK_HANDS_PER_MESSAGE, seed=3, describe=False)
+    paiute = build_requests("paiute", BULK_HANDS_PER_MESSAGE, seed=4, describe=False)
+    messages = arguments.bulk_messages
+    measurements: dict[str, Callable[[], float]] = {}
+    for game, pool in (("guts3", guts), ("paiute", paiute)):
+        bare, described = packed(pool, describe=False), packed(pool, describe=True)
+        measurements |= {
+            f"{game}_in_process_1m": partial(in_process_rate, pool, IN_PROCESS_HANDS),
+            f"{game}_in_process_10k": partial(in_process_rate, pool, None),
+            f"{game}_bulk_1_stream": partial(stream_rate, port, bare, messages),
+            f"{game}_bulk_2_streams": partial(stream_rate, port, bare, messages, 2),
+            f"{game}_bulk_readable_1_stream": partial(stream_rate, port, pool, messages),
+            f"{game}_bulk_described_1_stream": partial(stream_rate, port, described, messages),
+        }
+    rates: dict[str, list[float]] = {name: [] for name in measurements}
+    for _ in range(arguments.rounds):
+        for name, measure in measurements.items():
+            rates[name].append(measure())
+    return rates
+
+
 def pokerkit_rates(requests: list[pb.EvaluateRequest], hands: int) -> tuple[float, float]:
     """PokerKit hands/s in process: from card text, and from pre-parsed Card objects."""
     from pokerkit import Card, RhodeIslandHoldemHand
@@ -130,6 +213,9 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=2000, help="messages per stream round")
     parser.add_argument("--calls", type=int, default=1000, help="unary calls per round")
     parser.add_argument("--single", type=int, default=2000, help="single-hand calls per round")
+    parser.add_argument(
+        "--bulk-messages", type=int, default=200, help="10,000-hand messages per bulk round"
+    )
     arguments = parser.parse_args()
     server = EvaluatorServer()
     port = server.port
@@ -137,6 +223,7 @@ def main() -> None:
         results = measure(port, arguments)
     finally:
         server.stop()
+    print(f"medians of {arguments.rounds} rounds, {results['machine']}")
     report(results)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2))
@@ -156,6 +243,8 @@ def measure(port: int, arguments: argparse.Namespace) -> dict[str, object]:
     for request in (guts[0], paiute[0], single):  # warm the connection and the caches
         stub.Evaluate(request)
     rates: dict[str, tuple[float, list[float]]] = {}
+    for name, values in bulk_rates(port, arguments).items():
+        rates[name] = (statistics.median(values), values)
     rates["guts3_stream"] = median_rate(lambda: stream_rate(port, guts, arguments.messages), rounds)
     rates["guts3_4_streams"] = median_rate(
         lambda: stream_rate(port, guts, arguments.messages, streams=4), rounds
@@ -186,15 +275,60 @@ def measure(port: int, arguments: argparse.Namespace) -> dict[str, object]:
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
         "rounds": rounds,
         "hands_per_message": HANDS_PER_MESSAGE,
+        "bulk_hands_per_message": BULK_HANDS_PER_MESSAGE,
         "medians": {name: median for name, (median, _) in rates.items()},
         "all_rounds": {name: values for name, (_, values) in rates.items()},
     }
+
+
+def report_bulk(medians: dict[str, float]) -> None:
+    """The bulk path first: each way over gRPC against the in-process rates and PokerKit."""
+    pokerkit = medians["pokerkit_from_cards"]
+    print(
+        f"\nthe bulk path: EvaluateStream, {BULK_HANDS_PER_MESSAGE:,} packed hands a message,"
+        " packed_reply, omit_descriptions, one client process"
+    )
+    print(
+        f"{'measurement':52} {'median':>12}  {'x in process':>12} {'x 10k':>6} {'x PokerKit':>10}"
+    )
+    for game, label in (("guts3", "Guts-3"), ("paiute", "Paiute-6")):
+        whole = medians[f"{game}_in_process_1m"]
+        chunked = medians[f"{game}_in_process_10k"]
+        rows = [
+            (f"{label} in process, {IN_PROCESS_HANDS:,} hands a call", f"{game}_in_process_1m"),
+            (
+                f"{label} in process, {BULK_HANDS_PER_MESSAGE:,} hands a call",
+                f"{game}_in_process_10k",
+            ),
+            (f"{label} bulk path, 1 stream", f"{game}_bulk_1_stream"),
+            (f"{label} bulk path, 2 streams", f"{game}_bulk_2_streams"),
+            (f"{label} same, packed reply with descriptions", f"{game}_bulk_described_1_stream"),
+            (f"{label} same, readable reply, no descriptions", f"{game}_bulk_readable_1_stream"),
+        ]
+        for text, key in rows:
+            value = medians[key]
+            versus_pokerkit = f"{value / pokerkit:10.1f}" if game == "guts3" else ""
+            print(
+                f"{text:52} {value:12,.0f}  {value / whole:12.2f} {value / chunked:6.2f}"
+                f" {versus_pokerkit:>10}"
+            )
+        best = max(medians[f"{game}_bulk_1_stream"], medians[f"{game}_bulk_2_streams"])
+        baseline = max(whole, chunked)
+        goals = f"{label}: the faster bulk way is {best / baseline:.2f}x the faster in-process rate"
+        goals += f" ({'met' if best >= 0.75 * baseline else 'MISSED'}, >= 0.75x)"
+        if game == "guts3":
+            goals += (
+                f", {best / pokerkit:.0f}x PokerKit from Card objects"
+                f" ({'met' if best >= 100 * pokerkit else 'MISSED'}, >= 100x)"
+            )
+        print(goals)
 
 
 def report(results: dict[str, object]) -> None:
     """Print the medians and the ratios."""
     medians = results["medians"]
     assert isinstance(medians, dict)
+    report_bulk(medians)
     baseline = medians["pokerkit_from_cards"]
     text_baseline = medians["pokerkit_from_text"]
     rows = [
@@ -209,7 +343,7 @@ def report(results: dict[str, object]) -> None:
         ("Baseline: PokerKit from Card objects", "pokerkit_from_cards", "hands/s", None),
         ("Baseline: PokerKit from card text", "pokerkit_from_text", "hands/s", None),
     ]
-    print(f"\nmedians of {results['rounds']} rounds, {results['machine']}")
+    print(f"\nthe rest, 1,000 hands a message: medians of {results['rounds']} rounds")
     print(f"{'measurement':44} {'median':>14}        {'x PokerKit':>10} {'x text':>8}  target")
     for label, key, unit, target in rows:
         value = medians[key]
