@@ -719,6 +719,14 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
                 if phase in ("waiting", "between_deals") and state["hand_number"] >= first + deals:
                     return
                 if phase == "waiting":
+                    # seats away after missed deadlines come back first (`back`): the
+                    # table deals again by itself once enough of them are
+                    away = sorted(int(key) for key, s in state["seats"].items() if s.get("away"))
+                    if away:
+                        for number in away:
+                            status, reply = self.act(table, table.seats[number], {"action": "back"})
+                            assert status == 200, reply
+                        continue
                     funded = [s for s in state["seats"].values() if s["stack"] > 0]
                     if len(funded) < table.options["min_players"]:
                         return
