@@ -134,6 +134,13 @@ def fault(data: bytes | str, schema: str, content_type: str | None = JSON) -> Ap
         ),
         ('{"game": "chess"}', "CreateTable", 422, "unsupported_game", "game"),
         (
+            '{"game": "chess", "hands": ["Ah Kh"]}',
+            "EvaluateRequest",
+            422,
+            "unsupported_game",
+            "game",
+        ),
+        (
             '{"game": "paiute", "max_players": 6}',
             "CreateTable",
             422,
@@ -191,10 +198,11 @@ def fault(data: bytes | str, schema: str, content_type: str | None = JSON) -> Ap
             "odds.opponents",
         ),
         (
+            # odds are Guts' only: a game this operation does not play
             '{"game": "paiute", "odds": {"hand": "Ah Kh Qh", "opponents": 1}}',
             "EvaluateRequest",
             422,
-            "invalid_field",
+            "unsupported_game",
             "game",
         ),
         # missing required members
