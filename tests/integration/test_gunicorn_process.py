@@ -43,7 +43,7 @@ def test_two_workers_play_a_deal_and_stop_cleanly(
         body = {"game": "guts", "deal_pause_seconds": 60}
         status, table = call(base, "POST", "/v1/tables", body, keys[0])
         assert status == 201
-        table_id = table["id"]
+        table_id = table["table"]["id"]
         tokens = [
             call(base, "POST", f"/v1/tables/{table_id}/seats", {"buy_in": 50}, key)[1]["token"]
             for key in keys

@@ -46,6 +46,10 @@ def own_deal(body: Any, default: int) -> int:
         table = body.get("table")
         if isinstance(table, dict) and isinstance(table.get("hand_number"), int):
             return int(table["hand_number"])
+        # a player's seats (`GET /v1/players/me/seats`): a seat at one table shows its view
+        seats = body.get("seats")
+        if isinstance(seats, list) and len(seats) == 1 and isinstance(seats[0], dict):
+            return own_deal(seats[0], default)
     return default
 
 

@@ -37,7 +37,7 @@ from gateway.games.cards import canonical_card
 from gateway.games.common import RuleError
 from gateway.http.etags import if_match
 from gateway.http.routes import tables as table_routes
-from gateway.http.schemas import parse_json_body, validator_for
+from gateway.http.schemas import openapi_document, parse_json_body, validator_for
 from gateway.settings import Settings
 
 T = TypeVar("T")
@@ -215,20 +215,37 @@ content_types = st.one_of(
 )
 
 
+def _named_codes(node: Any) -> Iterator[str]:
+    """Every code the document names for a schema's faults (`x-problem-code`)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("x-problem-code"), str):
+            yield node["x-problem-code"]
+        for value in node.values():
+            yield from _named_codes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _named_codes(value)
+
+
+# a body's faults: the parser's own codes and those the document names for a field
+BODY_CODES = {
+    "malformed_json",
+    "invalid_body",
+    "unsupported_media_type",
+    "unknown_field",
+    "missing_field",
+    "invalid_type",
+    "invalid_field",
+    *_named_codes(openapi_document()),
+}
+
+
 def check_parse(raw: bytes, content_type: str | None, schema: str) -> None:
     """parse_json_body returns a body the schema accepts, or raises a documented ApiError."""
     body = attempt(lambda: parse_json_body(raw, content_type, schema))
     if isinstance(body, ApiError):
         error = body
-        assert error.code in {
-            "malformed_json",
-            "invalid_body",
-            "unsupported_media_type",
-            "unknown_field",
-            "missing_field",
-            "invalid_type",
-            "invalid_field",
-        }, error
+        assert error.code in BODY_CODES, error
         if error.status == 422:
             assert error.field is not None, error
         return
