@@ -226,6 +226,10 @@ class WebhookService:
         before = now + self.policy.grace
         commit.land_before = min(commit.land_before or before, before)
 
+    def dead(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The latest notices given up on, newest first (each with its last status)."""
+        return self.store.dead(limit)
+
     def deliver_due(self, limit: int = 100) -> int:
         """Look at every table whose outbox is due (once); how many notices were sent."""
         sent = 0

@@ -180,6 +180,9 @@ def clock(redis_url: str, evaluator_address: str) -> Iterator[Start]:
             process.communicate()
 
 
+OPERATOR_KEY = "operator-key-of-the-webhook-tests-0123456789"
+
+
 def webhook_gateway(
     redis_url: str, evaluator_address: str, url: str, warning: float = 10.0
 ) -> Gateway:
@@ -191,6 +194,7 @@ def webhook_gateway(
         webhook_url=url,
         webhook_secrets=(SECRET, OLD_SECRET),
         webhook_turn_warning=warning,
+        operator_keys=(OPERATOR_KEY,),
     )
     return Gateway(app, app.test_client())
 
@@ -401,6 +405,16 @@ def test_a_receiver_that_never_answers_2xx_ends_in_the_dead_letters(
     assert len(tries) == 3
     time.sleep(1.5)  # and no fourth
     assert len([r for r in receiver.requests if r.json["id"] == entry["body"]["id"]]) == 3
+    # the operator reads them, newest first; a player may not
+    listed = gateway.call(
+        "GET",
+        "/v1/operator/webhooks/dead?limit=1",
+        headers={"Authorization": f"Bearer {OPERATOR_KEY}"},
+    )
+    assert listed.status_code == 200, listed.get_json()
+    assert listed.headers["Cache-Control"] == "no-store"
+    assert listed.get_json()["dead"] == [json.loads(dead[0])]
+    assert gateway.call("GET", "/v1/operator/webhooks/dead").status_code == 401
 
 
 def test_a_move_answers_while_the_receiver_hangs(

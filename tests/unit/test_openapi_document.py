@@ -62,6 +62,7 @@ SECURITY = {
     "getPlayerLedger": OPERATOR,
     "exportLedger": OPERATOR,
     "auditLedger": OPERATOR,
+    "listDeadWebhooks": OPERATOR,
     "getHealth": PUBLIC,
     "getReadiness": PUBLIC,
     "getMetrics": PUBLIC,
@@ -69,7 +70,14 @@ SECURITY = {
     "getDocs": PUBLIC,
 }
 # The operator's API: every operation takes an operator key.
-OPERATOR_API = ("depositChips", "withdrawChips", "getPlayerLedger", "exportLedger", "auditLedger")
+OPERATOR_API = (
+    "depositChips",
+    "withdrawChips",
+    "getPlayerLedger",
+    "exportLedger",
+    "auditLedger",
+    "listDeadWebhooks",
+)
 # The credentials' problem codes and the operations that must list each in their answers.
 CREDENTIAL_CODES = {
     "missing_token": (
@@ -198,7 +206,7 @@ def test_every_operation_is_complete(document: dict[str, Any]) -> None:
         assert "500" in operation["responses"], where
         ids.append(operation["operationId"])
     assert len(ids) == len(set(ids))
-    assert len(ids) == 27
+    assert len(ids) == 28
 
 
 def test_every_operation_says_who_may_call_it(document: dict[str, Any]) -> None:

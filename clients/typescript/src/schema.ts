@@ -402,6 +402,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operator/webhooks/dead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook notices given up on
+         * @description The latest notices (up to 1,000 are kept) that no attempt delivered in `WEBHOOK_MAX_ATTEMPTS` tries, newest first, each with its body as it was sent, its attempts, the last HTTP status (0: no answer) and when it was given up on ([webhooks.md](webhooks.md)). Answered with `Cache-Control: no-store`.
+         */
+        get: operations["listDeadWebhooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/operator/audit": {
         parameters: {
             query?: never;
@@ -1011,6 +1031,22 @@ export interface components {
             entries: components["schemas"]["LedgerEntry"][];
             /** @description The `cursor` of the page of older entries; null on the last page. */
             next: string | null;
+        };
+        DeadWebhooks: {
+            dead: ({
+                /** @description The notice as it was sent (its `id` in `webhook-id`). */
+                body: {
+                    [key: string]: unknown;
+                };
+                due?: number;
+                attempts: number;
+                /** @description The last attempt's HTTP status; 0 when no answer came. */
+                status: number;
+                /** @description When it was given up on, epoch seconds. */
+                at: number;
+            } & {
+                [key: string]: unknown;
+            })[];
         };
         AuditReport: {
             /** @description True when every invariant holds (no discrepancy). */
@@ -2668,6 +2704,35 @@ export interface operations {
                 };
             };
             400: components["responses"]["ExportBadQuery"];
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    listDeadWebhooks: {
+        parameters: {
+            query?: {
+                /** @description How many, newest first. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dead letters, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadWebhooks"];
+                };
+            };
+            400: components["responses"]["BadQuery"];
             401: components["responses"]["OperatorUnauthorized"];
             403: components["responses"]["OperatorRequired"];
             429: components["responses"]["TooManyRequests"];

@@ -144,3 +144,12 @@ def audit() -> Response:
         "totals": report.totals,
     }
     return _private(jsonify(body))
+
+
+@operator_blueprint.get("/v1/operator/webhooks/dead")
+def dead_webhooks() -> Response:
+    """The latest webhook notices given up on, newest first (`?limit=`)."""
+    _operator()
+    limit = _int_arg("limit", 100, 1, 1000)
+    service = current_app.extensions["cardroom.service"]
+    return _private(jsonify({"dead": service.webhooks.dead(limit)}))
