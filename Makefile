@@ -25,7 +25,7 @@ TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: all install install-run protos run test test-fast lint bench bench-evaluator \
 	bench-gateway loadtest loadtest-evaluator demo browser screenshots dist checkov clean \
-	test-images ts-client
+	test-images ts-client messages
 
 all: test
 
@@ -139,6 +139,26 @@ loadtest-evaluator: protos $(DEV_STAMP)
 # the README's pictures of the table page, taken by the browser tests
 screenshots: protos $(DEV_STAMP) browser
 	CARDROOM_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -q tests/browser
+
+# the message catalogues (docs/languages.md): both domains extracted from the code into
+# their templates, then every language's catalogue updated from its template
+I18N := gateway/i18n
+LANGUAGES := sw ps hu et
+MESSAGE_KEYWORDS := -k RuleError:2 -k ApiError:4 -k problem:2 -k say:2 -k say_plural:2,3 \
+	-k say_in:2c,3 -k N_
+PAGE_KEYWORDS := -k t -k tn:1,2
+messages: $(DEV_STAMP)
+	$(BIN)/pybabel extract --project=cardroom --no-default-keywords $(MESSAGE_KEYWORDS) --add-comments=NOTE: \
+		--no-location --sort-output -F $(I18N)/babel-messages.cfg -o $(I18N)/messages.pot gateway
+	$(BIN)/pybabel extract --project=cardroom --no-default-keywords $(PAGE_KEYWORDS) --add-comments=NOTE: \
+		--no-location --sort-output -F $(I18N)/babel-page.cfg -o $(I18N)/page.pot gateway
+	for domain in messages page; do for lang in $(LANGUAGES); do \
+		if [ -f $(I18N)/locales/$$lang/LC_MESSAGES/$$domain.po ]; then \
+			$(BIN)/pybabel update --no-fuzzy-matching --ignore-obsolete -D $$domain \
+				-i $(I18N)/$$domain.pot -d $(I18N)/locales -l $$lang; \
+		else \
+			$(BIN)/pybabel init -D $$domain -i $(I18N)/$$domain.pot -d $(I18N)/locales -l $$lang; \
+		fi; done; done
 
 demo: protos $(DEV_STAMP)
 	$(BIN)/python -m deploy.demo $(ARGS)
