@@ -170,11 +170,11 @@ class ResponseEncoder:
 
         Marks over the game's whole strength range cost less than np.unique's sort.
         """
-        if len(strengths) > 1 << 16:
-            raise ValueError("a description table indexes at most 65,536 hands")
         marks = np.zeros(self._size, dtype=bool)
         marks[strengths] = True
         distinct = np.flatnonzero(marks).astype(np.uint32)
+        if len(distinct) > 1 << 16:
+            raise ValueError("a description table indexes at most 65,536 descriptions")
         places = np.empty(self._size, dtype="<u2")
         places[distinct] = np.arange(len(distinct), dtype="<u2")
         return distinct, places[strengths]

@@ -8,10 +8,12 @@ on its own bidirectional stream with `--mode stream`) until `--duration` seconds
 have passed or `--calls` requests are answered in all. Progress is printed every
 second; at the end, the throughput and the p50/p90/p99/max latency of a request.
 
-The bulk path (packed hands, packed replies read as numpy arrays, no descriptions):
+The bulk path (100,000 packed hands a message on one stream, packed replies read as
+numpy arrays, no descriptions); `--bulk` is short for it:
 
-    python -m evaluator.loadtest --mode stream --concurrency 1 --hands 10000 \\
+    python -m evaluator.loadtest --mode stream --concurrency 1 --hands 100000 \\
         --packed-reply --omit-descriptions
+    python -m evaluator.loadtest --bulk --game paiute
 """
 
 from __future__ import annotations
@@ -250,22 +252,38 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Parse flags, run the load, print the report."""
     parser = argparse.ArgumentParser(prog="python -m evaluator.loadtest", description=__doc__)
     parser.add_argument("--target", default="127.0.0.1:50051", help="host:port of an evaluator")
-    parser.add_argument("--concurrency", type=int, default=4, help="callers at once")
+    parser.add_argument(
+        "--concurrency", type=int, default=None, help="callers at once (4; 1 with --bulk)"
+    )
     parser.add_argument("--duration", type=float, default=10.0, help="seconds to run")
     parser.add_argument("--calls", type=int, default=None, help="stop after this many requests")
-    parser.add_argument("--hands", type=int, default=1000, help="hands per request")
+    parser.add_argument(
+        "--hands", type=int, default=None, help="hands per request (1000; 100000 with --bulk)"
+    )
     parser.add_argument("--game", choices=sorted(GAMES), default="guts3")
     parser.add_argument("--mode", choices=("unary", "stream"), default="unary")
     parser.add_argument("--omit-descriptions", action="store_true")
     parser.add_argument(
         "--packed-reply",
         action="store_true",
-        help="ask for packed replies (the bulk path: with --omit-descriptions --hands 10000)",
+        help="ask for packed replies (the bulk path: with --omit-descriptions --hands 100000)",
+    )
+    parser.add_argument(
+        "--bulk",
+        action="store_true",
+        help="the bulk path: --mode stream --hands 100000 --packed-reply --omit-descriptions,"
+        " one stream unless --concurrency says otherwise",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--histogram", metavar="PNG", help="save a latency histogram here")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     arguments = parser.parse_args(argv)
+    if arguments.bulk:
+        arguments.mode, arguments.packed_reply, arguments.omit_descriptions = "stream", True, True
+    if arguments.hands is None:
+        arguments.hands = 100_000 if arguments.bulk else 1000
+    if arguments.concurrency is None:
+        arguments.concurrency = 1 if arguments.bulk else 4
     if arguments.concurrency < 1 or arguments.hands < 1 or arguments.duration <= 0:
         parser.error("--concurrency, --hands and --duration must be positive")
     requests = build_requests(

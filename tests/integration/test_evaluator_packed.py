@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 
 import grpc
 import numpy as np
@@ -14,7 +15,7 @@ from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from evaluator.bulk import PackedReply, packed_request, read_packed_reply
 from evaluator.cards import card_text
-from evaluator.loadtest import build_requests, load, random_hands
+from evaluator.loadtest import build_requests, load, main, random_hands
 
 Stub = pb_grpc.EvaluatorStub
 CHUNK = 10_000
@@ -162,9 +163,13 @@ def test_the_readable_reply_is_what_it_always_was(evaluator_address: str) -> Non
         ),
         (
             pb.EvaluateRequest(
-                game=pb.GUTS_2, packed_hands=bytes(range(2)) * 10_001, packed_reply=True
+                game=pb.GUTS_2, packed_hands=bytes(range(2)) * 100_001, packed_reply=True
             ),
-            ["packed_hands: 10001 hands, at most 10000 per call"],
+            ["packed_hands: 100001 hands, at most 100000 per call"],
+        ),
+        (
+            pb.EvaluateRequest(game=pb.GUTS_2, packed_hands=bytes(range(2)) * 10_001),
+            ["packed_hands: 10001 hands, at most 10000 per call (100000 with packed_reply)"],
         ),
         (
             pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Zz"], packed_reply=True),
@@ -221,3 +226,60 @@ def test_the_load_tool_drives_the_bulk_path(evaluator_address: str) -> None:
     assert report.errors == 0
     assert report.requests == 6
     assert report.hands == 60_000
+
+
+def test_a_message_of_100000_packed_hands_is_ranked_as_ten_of_10000(evaluator_stub: Stub) -> None:
+    hands = np.frombuffer(random_hands(100_000, 6, np.random.default_rng(5), 20), np.uint8)
+    hands = hands.reshape(-1, 6)
+    whole = read_packed_reply(
+        evaluator_stub.Evaluate(packed_request(pb.PAIUTE, hands, wild_rank=7, describe=True))
+    )
+    parts = [
+        read_packed_reply(
+            evaluator_stub.Evaluate(
+                packed_request(pb.PAIUTE, hands[i : i + CHUNK], wild_rank=7, describe=True)
+            )
+        )
+        for i in range(0, len(hands), CHUNK)
+    ]
+    assert whole.strengths.tolist() == [s for part in parts for s in part.strengths.tolist()]
+    assert whole.categories.tolist() == [c for part in parts for c in part.categories.tolist()]
+    assert whole.descriptions == [d for part in parts for d in part.descriptions or []]
+    assert whole.leftovers is not None
+    assert whole.leftovers.tolist() == [
+        left
+        for part in parts
+        for left in (part.leftovers.tolist() if part.leftovers is not None else [])
+    ]
+
+
+def test_a_stream_of_big_and_small_messages_answers_in_order(evaluator_stub: Stub) -> None:
+    """Big messages are ranked in worker threads, two at a time; the replies keep the
+    order of the requests, and a fault ends the stream after the replies before it."""
+    rng = np.random.default_rng(11)
+    big = [
+        packed_request(pb.GUTS_3, np.frombuffer(random_hands(n, 3, rng), np.uint8).reshape(-1, 3))
+        for n in (100_000, 60_000, 100_000)
+    ]
+    small = packed_request(
+        pb.GUTS_3, np.frombuffer(random_hands(5, 3, rng), np.uint8).reshape(-1, 3)
+    )
+    order = [big[0], small, big[1], big[2], small, big[0]]
+    expected = [evaluator_stub.Evaluate(request) for request in order]
+    assert list(evaluator_stub.EvaluateStream(iter(order))) == expected
+    bad = pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=bytes([1, 1, 2]), packed_reply=True)
+    replies: list[pb.EvaluateResponse] = []
+    stream = evaluator_stub.EvaluateStream(iter([big[0], big[1], bad, big[2]]))
+    with pytest.raises(grpc.RpcError) as caught:
+        replies.extend(stream)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.details().startswith("message 2: packed_hands")
+    assert replies == [expected[0], evaluator_stub.Evaluate(big[1])]
+
+
+def test_the_load_tools_bulk_switch_sends_100000_hands_on_one_stream(
+    evaluator_address: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["--target", evaluator_address, "--bulk", "--game", "paiute", "--calls", "3", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (report["requests"], report["errors"], report["hands"]) == (3, 0, 300_000)
