@@ -24,7 +24,7 @@ TS_CLIENT := clients/typescript
 TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: all install install-run protos run test test-fast lint bench bench-evaluator \
-	bench-gateway loadtest loadtest-evaluator demo browser screenshots dist checkov clean \
+	bench-gateway bench-capacity loadtest loadtest-evaluator demo browser screenshots dist checkov clean \
 	test-images ts-client messages
 
 all: test
@@ -123,6 +123,11 @@ bench-evaluator: protos $(DEV_STAMP)
 # (this tree against revision REV, alternating runs), --pairs N; all: bench/gateway_bench.py
 bench-gateway: protos $(DEV_STAMP)
 	$(BIN)/python -m bench.gateway_bench $(ARGS)
+
+# the figures of docs/capacity.md; ARGS: --quick, --against REV (that revision's clock too),
+# --parts memory,watchers,clock,sweep; all: bench/capacity.py
+bench-capacity: protos $(DEV_STAMP)
+	$(BIN)/python -m bench.capacity $(ARGS)
 
 # locust players against a running gateway (`make run`); start it with RATE_LIMIT_PER_ADDRESS=0
 HOST ?= http://127.0.0.1:8000

@@ -17,7 +17,8 @@ one Redis Cluster slot and one Lua script can change all of its keys at once:
 and two keys shared by all tables:
 
     tables      sorted set: table id by creation time (the lobby's order)
-    deadlines   sorted set: table id by its next deadline (the clock's work list)
+    deadlines   sorted set: table id by its next deadline (the clock's work list; a
+                table a clock claimed, by the end of that clock's hold)
 
 A change is computed in Python from the state read, then written by `commit`, one Lua
 script that writes only if the version is still the one read (optimistic concurrency):
@@ -69,6 +70,8 @@ DEADLINES_KEY = "deadlines"
 _COMMIT = lua_script("commit.lua")
 
 _RESCHEDULE = lua_script("reschedule.lua")
+
+_CLAIM = lua_script("claim.lua")
 
 # tables created at one instant that a lobby page boundary may fall between
 _LOBBY_TIE_ROOM = 64
@@ -247,6 +250,7 @@ class TableStore:
         self.cluster = isinstance(client, redis.cluster.RedisCluster)
         self._commit = client.register_script(_COMMIT)
         self._reschedule = client.register_script(_RESCHEDULE)
+        self._claim = client.register_script(_CLAIM)
         self._batcher = batcher
 
     def send(self, commands: Sequence[Command]) -> list[Any]:
@@ -469,6 +473,15 @@ class TableStore:
     def due(self, now: float, limit: int = 100) -> list[str]:
         """Tables whose deadline has passed."""
         rows = self.client.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
+        return [str(table_id) for table_id in rows]
+
+    def claim_due(self, now: float, limit: int, until: float) -> list[str]:
+        """Tables whose deadline has passed, each held for this caller until `until`.
+
+        One script on the `deadlines` slot: what one clock claimed, no other clock is
+        given before `until`, unless a commit scheduled the table again meanwhile.
+        """
+        rows = self._run(self._claim, [DEADLINES_KEY], [repr(now), limit, repr(until)])
         return [str(table_id) for table_id in rows]
 
     def lobby_after(self, after: float | None, count: int) -> list[tuple[str, float]]:

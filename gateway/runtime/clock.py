@@ -4,9 +4,15 @@ Tables due for a deadline sit in the `deadlines` sorted set of Redis. The clock 
 it every `CLOCK_INTERVAL` seconds (0.2 by default) and applies each passed deadline
 through the same atomic change as any move, so any number of clocks may run at once
 (one per gateway process, or a separate `python -m gateway.runtime.clock` deployment): a deadline
-is applied once, whoever gets there first. A deadline whose showdown cannot be
-settled (evaluator down) stays due and is tried again on the next tick. Idle
-tables are closed the same way: their idle time is a deadline like any other.
+is applied once, whoever gets there first. Each tick claims up to `DUE_PAGE` due
+tables (`TableStore.claim_due`): they are held for this clock for `CLAIM_SECONDS`, so
+several clocks share the due tables instead of each reading all of them, and a tick
+that found a full page ticks again at once instead of waiting the interval, so one
+clock applies as many deadlines a second as its CPU allows (docs/capacity.md). The
+change a clock commits schedules the table's next deadline; a table whose clock died
+comes due again when the hold ends, and so does a deadline whose showdown cannot be
+settled (evaluator down): it is tried again `CLAIM_SECONDS` later. Idle tables are
+closed the same way: their idle time is a deadline like any other.
 
 Every `sweep` seconds the clock also starts a repair pass over the lobby, which fixes
 a schedule entry lost between a change and its scheduling (on a Redis Cluster the
@@ -30,7 +36,6 @@ after every tick (`gateway.runtime.heartbeat`), and its liveness probe checks th
 from __future__ import annotations
 
 import logging
-import random
 import signal
 import threading
 import time
@@ -45,6 +50,9 @@ from gateway.service.tables import TableService
 log = logging.getLogger("cardroom.clock")
 
 SWEEP_PAGE = 200
+# due tables a tick claims at most, and how long they are held for the clock that did
+DUE_PAGE = 100
+CLAIM_SECONDS = 2.0
 
 
 class Clock:
@@ -75,13 +83,19 @@ class Clock:
         # the repair pass goes on after this creation time; None between passes
         self._sweep_after: float | None = None
         self._sweeping = False
+        # whether the last tick claimed a full page of due tables (more may be due)
+        self.behind = False
 
-    def tick(self) -> int:
-        """Apply every passed deadline once; how many tables changed."""
+    def tick(self, repair: bool = True) -> int:
+        """Apply the passed deadlines of a page of due tables; how many tables changed.
+
+        With `repair`, the tick also goes one page on with the repair pass, if one runs.
+        """
         changed = 0
-        due = self.service.store.due(self.service.clock())
-        # every gateway process runs a clock: in its own order, clocks rarely race for a table
-        random.shuffle(due)
+        self.behind = False
+        now = self.service.clock()
+        due = self.service.store.claim_due(now, DUE_PAGE, now + CLAIM_SECONDS)
+        self.behind = len(due) == DUE_PAGE
         for table_id in due:
             try:
                 changed += self.service.run_deadline(table_id)
@@ -104,7 +118,7 @@ class Clock:
             self._last_sweep = time.monotonic()
             self._sweeping = True
             self._sweep_after = None
-        if self._sweeping:
+        if self._sweeping and repair:
             self._sweeping, self._sweep_after, _ = self.sweep_page(self._sweep_after)
         return changed
 
@@ -153,14 +167,20 @@ class Clock:
                 deliverer.stop()
 
     def _ticks(self) -> None:
+        last_page = -float("inf")
         while not self._stop.is_set():
+            # a page of the repair pass an interval, however often a clock behind ticks
+            repair = time.monotonic() - last_page >= self.interval
+            if repair:
+                last_page = time.monotonic()
             try:
-                self.tick()
+                self.tick(repair)
             except Exception:
                 log.exception("clock tick failed")
             if self.heartbeat_file is not None:
                 self._beat(self.heartbeat_file)
-            self._stop.wait(self.interval)
+            if not self.behind:
+                self._stop.wait(self.interval)
 
     def _beat(self, path: str) -> None:
         try:

@@ -1,0 +1,666 @@
+"""The figures docs/capacity.md builds its model on, measured on a real Redis.
+
+`make bench-capacity` (`python -m bench.capacity`) starts a private `redis-server` and
+the evaluator on free loopback ports and measures, in one run:
+
+- **memory**: `MEMORY USAGE` of every key of a 5-seat Guts table, fresh and after
+  100, 1,000 and 1,100 deals (the history is capped at `HISTORY_DEALS`, 1,000), and
+  Redis's whole `used_memory` per stored table;
+- **watchers**: what an SSE watcher costs Redis while it waits (a connection blocked in
+  `XREAD`: memory per client) and per event it is woken for (Redis CPU), and what the
+  gateway spends per event per watcher (reading, filtering and framing it);
+- **clock**: deadlines applied per second by 1, 2 and 4 clocks (processes of their
+  own) on tables whose every deal times out, what each application costs the clocks'
+  CPU and Redis, and how many of the clocks' attempts were wasted on a table another
+  clock had already moved;
+- **sweep**: the clock's repair pass over 10, 1,000 and 100,000 stored tables: Redis
+  CPU and the clock's CPU per pass, and with several clocks.
+
+Medians of `--rounds` rounds where a figure is repeated. Results go to
+`bench/results/capacity.json`; docs/capacity.md reads them into its model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, cast
+
+import redis
+
+from bench.gateway_inprocess import _settings as settings
+from bench.gateway_inprocess import started_table
+from bench.service import EvaluatorServer, RedisServer
+from tests.support.processes import ROOT
+
+RESULTS = Path(__file__).parent / "results" / "capacity.json"
+
+# tables whose every deal waits one second for declarations nobody makes, then the
+# next deal at once: each table asks its clock for two deadlines a second, for ever
+TIMING_OUT = {
+    "game": "guts",
+    "turn_seconds": 1,
+    "deal_pause_seconds": 0,
+    "away_after": 0,
+    "max_players": 2,
+}
+
+
+def redis_cpu(client: redis.Redis) -> float:
+    """Seconds of CPU the Redis server used so far (main thread and the rest)."""
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def create_timing_out_tables(redis_url: str, evaluator_address: str, count: int) -> list[str]:
+    """`count` two-seat tables of `TIMING_OUT`, started."""
+    from gateway.app import create_app
+
+    app = create_app(settings(redis_url, evaluator_address))
+    http = app.test_client()
+    made = [started_table(http, TIMING_OUT, 2, 500)[0] for _ in range(count)]
+    app.extensions["cardroom.service"].evaluator.close()
+    return made
+
+
+def run_clock(
+    redis_url: str, evaluator_address: str, seconds: float, start_at: float, shim: str | None
+) -> dict[str, float]:
+    """One clock in this process for `seconds` from `start_at` (time.time()): its counts.
+
+    With `shim`, a folder holding another tree's `gateway` package, that gateway runs.
+    """
+    if shim is not None:
+        sys.path.insert(0, shim)
+    from gateway.app import build_service
+    from gateway.runtime.clock import Clock
+
+    service = build_service(settings(redis_url, evaluator_address), players=False)
+    counts: dict[str, float] = {"attempts": 0, "applied": 0}
+    applied = service.run_deadline
+
+    def counted(table_id: str) -> bool:
+        counts["attempts"] += 1
+        done = applied(table_id)
+        counts["applied"] += int(done)
+        return done
+
+    service.run_deadline = counted  # type: ignore[method-assign]
+    clock = Clock(service, 0.2)
+    time.sleep(max(0.0, start_at - time.time()))
+    timer = threading.Timer(seconds, clock.stop)
+    cpu = time.process_time()
+    timer.start()
+    clock.run()
+    counts["cpu_seconds"] = time.process_time() - cpu
+    service.evaluator.close()
+    return counts
+
+
+def hands_played(client: redis.Redis, table_ids: list[str]) -> int:
+    """Deals dealt so far over `table_ids` (their hand numbers, summed)."""
+    pipe = client.pipeline(transaction=False)
+    for table_id in table_ids:
+        pipe.hget(f"table:{{{table_id}}}", "state")
+    return sum(json.loads(raw or b"{}").get("hand_number", 0) for raw in pipe.execute())
+
+
+def clock_window(
+    redis_url: str,
+    evaluator_address: str,
+    tables: list[str],
+    count: int,
+    seconds: float,
+    shim: str | None,
+) -> dict[str, Any]:
+    """`count` clocks, each a process of its own, for `seconds`: what they applied."""
+    client = redis.Redis.from_url(redis_url)
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(count, mp_context=spawn) as pool:
+        # every process imports the gateway before the window opens
+        start_at = time.time() + 6.0
+        futures = [
+            pool.submit(run_clock, redis_url, evaluator_address, seconds, start_at, shim)
+            for _ in range(count)
+        ]
+        time.sleep(max(0.0, start_at - time.time()))
+        cpu, hands = redis_cpu(client), hands_played(client, tables)
+        parts = [future.result() for future in futures]
+        cpu, hands = redis_cpu(client) - cpu, hands_played(client, tables) - hands
+    client.close()
+    applied = sum(part["applied"] for part in parts)
+    attempts = sum(part["attempts"] for part in parts)
+    clock_cpu = sum(part["cpu_seconds"] for part in parts)
+    return {
+        "clocks": count,
+        "tables": len(tables),
+        "seconds": seconds,
+        "applied": applied,
+        "applied_per_second": applied / seconds,
+        "deals_per_second": hands / seconds,
+        "attempts_per_applied": attempts / max(1, applied),
+        "clock_cpu_us_per_applied": 1e6 * clock_cpu / max(1, applied),
+        "redis_cpu_us_per_applied": 1e6 * cpu / max(1, applied),
+        "clock_cores": clock_cpu / seconds,
+        "redis_cores": cpu / seconds,
+    }
+
+
+def clock_throughput(
+    redis_url: str,
+    evaluator_address: str,
+    tables: list[str],
+    clocks: tuple[int, ...],
+    seconds: float,
+    against: str | None,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """Deadlines applied per second by each number of clocks, on the same tables; with
+    `against`, REV's clock in a window of its own just before this tree's, each time."""
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="cardroom-capacity-") as scratch:
+        shims: dict[str, str | None] = {"this tree": None}
+        tree = Path(scratch) / "tree"
+        if against is not None:
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", str(tree), against],
+                cwd=ROOT, check=True, capture_output=True,
+            )  # fmt: skip
+            shim = Path(scratch) / "shim"
+            shim.mkdir()
+            (shim / "gateway").symlink_to(tree / "gateway", target_is_directory=True)
+            shims = {"before": str(shim), "this tree": None}
+        try:
+            for count in clocks:
+                for label, shim_path in shims.items():
+                    row = clock_window(
+                        redis_url, evaluator_address, tables, count, seconds, shim_path
+                    )
+                    results.setdefault(label, {})[str(count)] = row
+                    name = against if label == "before" else label
+                    log(
+                        f"  {name}, {count} clock(s): {row['applied_per_second']:,.0f}"
+                        f" deadlines/s ({row['deals_per_second']:,.0f} deals/s),"
+                        f" {row['attempts_per_applied']:.2f} attempts each,"
+                        f" {row['clock_cpu_us_per_applied']:,.0f} us of clock CPU and"
+                        f" {row['redis_cpu_us_per_applied']:,.0f} us of Redis CPU each"
+                    )
+        finally:
+            if against is not None:
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False
+                )
+    return results
+
+
+def table_keys(client: redis.Redis, table_id: str) -> dict[str, int]:
+    """MEMORY USAGE of each key of a table."""
+    keys = list(client.scan_iter(match=f"table:{{{table_id}}}*", count=1000))
+    return {key.decode(): int(client.memory_usage(key, samples=0) or 0) for key in keys}
+
+
+def memory(redis_url: str, evaluator_address: str, checkpoints: tuple[int, ...]) -> dict[str, Any]:
+    """A 5-seat Guts table's keys, fresh and after each number of deals in `checkpoints`."""
+    from gateway.app import create_app
+
+    app = create_app(settings(redis_url, evaluator_address))
+    service = app.extensions["cardroom.service"]
+    http = app.test_client()
+    options = {"turn_seconds": 3600, "deal_pause_seconds": 0, "max_players": 5}
+    # seated and started: the first deal waits for its declarations
+    table_id, tokens = started_table(http, options, 5, 500)
+    client = redis.Redis.from_url(redis_url)
+    rows: dict[str, Any] = {}
+
+    def measure(deals: int) -> None:
+        sizes = table_keys(client, table_id)
+        rows[str(deals)] = {
+            "bytes": sum(sizes.values()),
+            "keys": len(sizes),
+            "hand_records": sum(1 for key in sizes if ":hand:" in key),
+            "hand_record_bytes": sum(v for k, v in sizes.items() if ":hand:" in k),
+            "events_bytes": sum(v for k, v in sizes.items() if k.endswith(":events")),
+            "table_hash_bytes": sizes.get(f"table:{{{table_id}}}", 0),
+            "events": int(client.hget(f"table:{{{table_id}}}", "seq") or 0),
+        }
+
+    measure(0)
+    headers = [{"Authorization": f"Bearer {token}"} for token in tokens]
+    deals = 0
+    for target in checkpoints:
+        while deals < target:
+            for seat, header in enumerate(headers):
+                choice = "in" if seat < 2 else "out"
+                answer = http.post(
+                    f"/v1/tables/{table_id}/actions",
+                    json={"action": "declare", "choice": choice},
+                    headers=header,
+                )
+                assert answer.status_code == 200, answer.get_json()
+            deals += 1
+            # the clock deals the next hand (no pause)
+            service.run_deadline(table_id)
+        measure(deals)
+    service.evaluator.close()
+    client.close()
+    fresh, full = rows["0"], rows[str(max(c for c in checkpoints if c <= 1000))]
+    deals_full = max(c for c in checkpoints if c <= 1000)
+    return {
+        "table_id": table_id,
+        "rows": rows,
+        "fresh_table_bytes": fresh["bytes"],
+        "bytes_per_deal": (full["bytes"] - fresh["bytes"]) / deals_full,
+        "hand_record_bytes_per_deal": full["hand_record_bytes"] / max(1, full["hand_records"]),
+        "events_per_deal": (full["events"] - fresh["events"]) / deals_full,
+    }
+
+
+def _resp(*parts: str | bytes) -> bytes:
+    out = [b"*%d\r\n" % len(parts)]
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(out)
+
+
+def _read_reply(sock: socket.socket) -> None:
+    """Read one whole reply (the benchmark's replies end with the event's last field)."""
+    data = b""
+    while not data.endswith(b"\r\n") or data.count(b"\r\n") < 2:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("redis closed a watcher")
+        data += chunk
+
+
+def watchers(
+    redis_url: str, table_id: str, count: int, events: int, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """What `count` watchers blocked in XREAD on one stream cost Redis, while they wait
+    and per event each is woken for (the event: the table's last one, as stored)."""
+    client = redis.Redis.from_url(redis_url)
+    key = f"table:{{{table_id}}}:events"
+    newest = cast(list[tuple[bytes, dict[bytes, bytes]]], client.xrevrange(key, count=1))
+    last = newest[0][1][b"event"]
+    stream = f"capacity:{{{table_id}}}:events"
+    client.delete(stream)
+    client.xadd(stream, {"event": last}, id="1-0")
+    used = int(client.info("memory")["used_memory"])
+    clients_before = int(client.info("clients")["connected_clients"])
+    sockets = []
+    host, port = "127.0.0.1", int(redis_url.rsplit(":", 1)[1].split("/")[0])
+
+    def block(sock: socket.socket, after: int) -> None:
+        sock.sendall(_resp("XREAD", "BLOCK", "60000", "STREAMS", stream, f"{after}-0"))
+
+    for _ in range(count):
+        sock = socket.create_connection((host, port))
+        sockets.append(sock)
+        block(sock, 1)
+    deadline = time.monotonic() + 30
+    while int(client.info("clients")["blocked_clients"]) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError("watchers not blocked")
+        time.sleep(0.05)
+    waiting = int(client.info("memory")["used_memory"])
+    connected = int(client.info("clients")["connected_clients"]) - clients_before
+    cpu = redis_cpu(client)
+    for n in range(2, events + 2):
+        client.xadd(stream, {"event": last}, id=f"{n}-0")
+        for sock in sockets:
+            _read_reply(sock)
+        for sock in sockets:
+            block(sock, n)
+        while int(client.info("clients")["blocked_clients"]) < count:
+            time.sleep(0.005)
+    cpu = redis_cpu(client) - cpu
+    for sock in sockets:
+        sock.close()
+    client.delete(stream)
+    client.close()
+    row = {
+        "watchers": count,
+        "connected": connected,
+        "bytes_per_waiting_watcher": (waiting - used) / count,
+        "event_bytes": len(last),
+        "events": events,
+        "redis_cpu_us_per_event_per_watcher": 1e6 * cpu / (events * count),
+    }
+    log(
+        f"  {count:,} watchers blocked in XREAD: {row['bytes_per_waiting_watcher']:,.0f} bytes"
+        f" of Redis each; {row['redis_cpu_us_per_event_per_watcher']:.1f} us of Redis CPU per"
+        f" event per watcher (a {len(last)}-byte event)"
+    )
+    return row
+
+
+def gateway_fan_out(
+    redis_url: str, evaluator_address: str, table_id: str, rounds: int
+) -> dict[str, Any]:
+    """The gateway's CPU per event per watcher: a watcher's read of a deal's events,
+    filtered for a spectator and framed as server-sent events, as the stream does."""
+    from gateway import jsonio
+    from gateway.app import build_service
+    from gateway.service.visibility import SPECTATOR, public_event
+
+    service = build_service(settings(redis_url, evaluator_address), players=False)
+    record = service.store.load(table_id)
+    assert record is not None
+    last = record.seq
+    first = max(1, last - 200)
+    samples = []
+    delivered = 0
+    for _ in range(rounds):
+        cpu = time.thread_time()
+        delivered = 0
+        # one event a wake-up, as a stream mostly gets them: its read (XRANGE of that
+        # one event, for XREAD's reply), what a spectator may see of it, its frame
+        for number in range(first, last):
+            items = service.store.events_between(table_id, number, number)
+            visible = [public_event(item) for item in items if SPECTATOR.may_see(item)]
+            frames = [
+                f"id: {item['id']}\nevent: {item['type']}\ndata: {jsonio.dumps(item)}\n\n"
+                for item in visible
+            ]
+            "".join(frames)
+            delivered += len(visible)
+        samples.append(1e6 * (time.thread_time() - cpu) / (last - first))
+    service.evaluator.close()
+    return {
+        "events_read": last - first,
+        "events_visible_to_a_spectator": delivered,
+        "gateway_cpu_us_per_event_per_watcher": statistics.median(samples),
+    }
+
+
+def store_tables(client: redis.Redis, count: int, state: bytes, now: float) -> None:
+    """Stored tables up to `count` in all, each scheduled right (as the sweep finds most)."""
+    have = int(client.zcard("tables"))
+    pipe = client.pipeline(transaction=False)
+    for n in range(have, count):
+        table_id = f"s{n:07d}"
+        deadline = now + 86_400 + n
+        pipe.hset(
+            f"table:{{{table_id}}}",
+            mapping={"state": state, "version": 1, "seq": 0, "deadline": repr(float(deadline))},
+        )
+        pipe.zadd("deadlines", {table_id: deadline})
+        pipe.zadd("tables", {table_id: now - 86_400 + n / 1000})
+        if len(pipe) >= 3000:
+            pipe.execute()
+    pipe.execute()
+
+
+def sweep_costs(
+    redis_url: str,
+    evaluator_address: str,
+    levels: tuple[int, ...],
+    state: bytes,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """One whole repair pass over each number of stored tables: Redis CPU, the clock's
+    CPU and the wall time per pass."""
+    from gateway.app import build_service
+    from gateway.runtime.clock import Clock
+
+    client = redis.Redis.from_url(redis_url)
+    client.flushall()
+    service = build_service(settings(redis_url, evaluator_address), players=False)
+    clock = Clock(service, 0.2)
+    results = {}
+    for level in levels:
+        store_tables(client, level, state, time.time())
+        passes = []
+        for _ in range(3):
+            cpu, mine, wall = redis_cpu(client), time.thread_time(), time.perf_counter()
+            fixed = clock.sweep()
+            passes.append(
+                (
+                    redis_cpu(client) - cpu,
+                    time.thread_time() - mine,
+                    time.perf_counter() - wall,
+                    fixed,
+                )
+            )
+        redis_s = statistics.median(p[0] for p in passes)
+        clock_s = statistics.median(p[1] for p in passes)
+        row = {
+            "stored_tables": int(client.zcard("tables")),
+            "used_memory": int(client.info("memory")["used_memory"]),
+            "redis_cpu_ms_per_pass": 1e3 * redis_s,
+            "clock_cpu_ms_per_pass": 1e3 * clock_s,
+            "wall_ms_per_pass": 1e3 * statistics.median(p[2] for p in passes),
+            "redis_cpu_us_per_table": 1e6 * redis_s / level,
+            "clock_cpu_us_per_table": 1e6 * clock_s / level,
+            "repaired": max(p[3] for p in passes),
+            # at a tick's pace (a page of 200 every 0.2 s), a pass lasts at least this
+            "pass_seconds_at_tick_pace": level / 200 * 0.2,
+        }
+        results[str(level)] = row
+        log(
+            f"  {level:,} stored tables: a pass costs Redis {row['redis_cpu_ms_per_pass']:,.1f}"
+            f" ms and the clock {row['clock_cpu_ms_per_pass']:,.1f} ms of CPU"
+            f" ({row['redis_cpu_us_per_table']:.2f} and {row['clock_cpu_us_per_table']:.2f}"
+            f" us a table)"
+        )
+    service.evaluator.close()
+    client.close()
+    return results
+
+
+# The model's assumptions (docs/capacity.md, "Assumptions")
+PLAYERS_PER_TABLE = 5
+DEALS_PER_HOUR = 60  # per table: a deal a minute
+WATCHERS_PER_TABLE = 6  # each seat's event stream and one spectator
+WAKES_PER_DEAL = 6  # a watcher is woken by every commit: the deal and five declarations
+DEADLINES_PER_DEAL = 1.5  # the clock deals every next hand; every other deal, a turn times out
+SESSION_HOURS = 4.0  # a table is played this long, then left until it closes
+IDLE_HOURS = 24.0  # TABLE_IDLE_SECONDS
+HISTORY_DEALS = 1000
+# from docs/performance.md ("The gateway's speed: the latest full run" and "What is left")
+GATEWAY_US_PER_DEAL = 8_800  # a whole 5-player deal, the gateway's CPU (the slow hour)
+REDIS_US_PER_DEAL = 4 * 49 + 137  # four declares and the settling one
+EVALUATOR_US_PER_SHOWDOWN = 488
+# what one process or shard is given
+CORE_BUDGET = 0.7  # of a core, for a gateway worker, a clock or a Redis shard's thread
+WORKER_CONNECTIONS = 1000  # GATEWAY_WORKER_CONNECTIONS
+SHARD_MEMORY = 25e9  # bytes of data a shard holds (half of a 64 GB host, for the AOF rewrite)
+SHARD_CLIENTS = 10_000  # Redis's default maxclients
+CLOCK_PAGE_RATE = 1000  # tables a sweeping clock reads a second (200 a tick of 0.2 s)
+SWEEP_SECONDS = 30.0
+SCALES = (10_000, 100_000, 1_000_000)
+
+
+def model(results: dict[str, Any], players: int) -> dict[str, float]:
+    """What `players` at once take, from the measured `results` and the assumptions."""
+    memory_row, watcher, sweep = results["memory"], results["watchers"], results["sweep"]
+    clock = results["clock"]["this tree"]["1"]
+    tables = players / PLAYERS_PER_TABLE
+    deals = tables * DEALS_PER_HOUR / 3600
+    watchers = tables * WATCHERS_PER_TABLE
+    wakes = deals * WAKES_PER_DEAL * WATCHERS_PER_TABLE
+    deadlines = deals * DEADLINES_PER_DEAL
+    stored = tables * (SESSION_HOURS + IDLE_HOURS) / SESSION_HOURS
+    history = min(HISTORY_DEALS, SESSION_HOURS * DEALS_PER_HOUR)
+    per_table = memory_row["fresh_table_bytes"] + history * memory_row["bytes_per_deal"]
+    sweep_us = sweep[max(sweep, key=int)]["redis_cpu_us_per_table"]
+    gateway_cores = (
+        deals * GATEWAY_US_PER_DEAL + wakes * watcher["gateway_cpu_us_per_event_per_watcher"]
+    ) / 1e6
+    clock_cores = deadlines * clock["clock_cpu_us_per_applied"] / 1e6
+    clocks = max(2, math.ceil(clock_cores / CORE_BUDGET))
+    workers = max(math.ceil(gateway_cores / CORE_BUDGET), math.ceil(watchers / WORKER_CONNECTIONS))
+    # every clock sweeps every stored table, at most CLOCK_PAGE_RATE a second
+    sweeping = min(stored / SWEEP_SECONDS, CLOCK_PAGE_RATE)
+    redis_cores = (
+        deals * REDIS_US_PER_DEAL
+        + deadlines * clock["redis_cpu_us_per_applied"]
+        + wakes * watcher["redis_cpu_us_per_event_per_watcher"]
+    ) / 1e6
+    memory_bytes = stored * per_table + watchers * watcher["bytes_per_waiting_watcher"]
+    return {
+        "players": players,
+        "tables": tables,
+        "stored_tables": stored,
+        "deals_per_second": deals,
+        "watchers": watchers,
+        "deadlines_per_second": deadlines,
+        "gateway_cores": gateway_cores,
+        "gateway_workers": workers,
+        "evaluator_cores": deals * EVALUATOR_US_PER_SHOWDOWN / 1e6,
+        "clock_cores": clock_cores,
+        "clocks": clocks,
+        "redis_cores": redis_cores,
+        "redis_memory_gb": memory_bytes / 1e9,
+        "watcher_memory_gb": watchers * watcher["bytes_per_waiting_watcher"] / 1e9,
+        "shards": max(
+            math.ceil(memory_bytes / SHARD_MEMORY),
+            math.ceil(redis_cores / CORE_BUDGET),
+            math.ceil(watchers / SHARD_CLIENTS),
+        ),
+        "sweep_redis_cores_dedicated_clocks": clocks * sweeping * sweep_us / 1e6,
+        "sweep_redis_cores_clock_in_every_worker": workers * sweeping * sweep_us / 1e6,
+        "before_fix_clocks_needed": deadlines
+        / results["clock"]["before"]["1"]["applied_per_second"]
+        if "before" in results["clock"]
+        else math.nan,
+    }
+
+
+def report_model(results: dict[str, Any]) -> list[dict[str, float]]:
+    """Print the model at each scale (a Markdown table) and return its rows."""
+    rows = [model(results, players) for players in SCALES]
+    names = [
+        ("tables", "tables playing", 0),
+        ("stored_tables", "tables stored", 0),
+        ("deals_per_second", "deals/s", 0),
+        ("watchers", "SSE watchers", 0),
+        ("deadlines_per_second", "deadlines/s", 0),
+        ("gateway_cores", "gateway cores", 1),
+        ("gateway_workers", "gateway workers", 0),
+        ("evaluator_cores", "evaluator cores", 2),
+        ("clock_cores", "clock cores", 2),
+        ("clocks", "clocks", 0),
+        ("redis_cores", "Redis cores", 2),
+        ("redis_memory_gb", "Redis memory, GB", 1),
+        ("watcher_memory_gb", "of it the watchers' connections, GB", 1),
+        ("shards", "Redis shards", 0),
+        ("sweep_redis_cores_dedicated_clocks", "sweep, Redis cores (the clocks)", 3),
+        ("sweep_redis_cores_clock_in_every_worker", "sweep, Redis cores (a clock a worker)", 2),
+    ]
+    print("\n| players at once | " + " | ".join(f"{p:,}" for p in SCALES) + " |")
+    print("|---|" + "---|" * len(SCALES))
+    for key, label, digits in names:
+        print(f"| {label} | " + " | ".join(f"{row[key]:,.{digits}f}" for row in rows) + " |")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the parts asked for (all by default) and write bench/results/capacity.json."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "--parts", default="memory,watchers,clock,sweep", help="comma-separated parts to run"
+    )
+    parser.add_argument("--tables", type=int, default=1500, help="timing-out tables (clock)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="each clock window")
+    parser.add_argument("--clocks", default="1,2,4", help="numbers of clocks (clock)")
+    parser.add_argument(
+        "--against", metavar="REV", help="also run REV's clock, in windows of its own (clock)"
+    )
+    parser.add_argument("--deals", default="100,1000,1100", help="memory checkpoints")
+    parser.add_argument("--watchers", type=int, default=2000)
+    parser.add_argument("--stored", default="10,1000,100000", help="stored tables (sweep)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, to see it work")
+    parser.add_argument(
+        "--model", action="store_true", help="only the model, from the last results' JSON"
+    )
+    args = parser.parse_args(argv)
+    if args.model:
+        report_model(json.loads(RESULTS.read_text()))
+        return
+    if args.quick:
+        args.tables, args.seconds, args.clocks = 100, 3.0, "1,2"
+        args.deals, args.watchers, args.stored = "5,10", 50, "10,1000"
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    results: dict[str, Any] = {
+        "recorded": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "arguments": vars(args),
+    }
+    parts = set(args.parts.split(","))
+    server = RedisServer()
+    evaluator = EvaluatorServer()
+    client = redis.Redis.from_url(server.url)
+    try:
+        checkpoints = tuple(int(n) for n in args.deals.split(","))
+        log(f"memory: a 5-seat Guts table, fresh and after {args.deals} deals")
+        played = memory(server.url, evaluator.address, checkpoints)
+        results["memory"] = played
+        for deals, row in played["rows"].items():
+            log(
+                f"  {int(deals):,} deals: {row['bytes']:,} bytes in {row['keys']:,} keys"
+                f" ({row['hand_records']:,} hand records, {row['events_bytes']:,} bytes of events)"
+            )
+        log(
+            f"  fresh {played['fresh_table_bytes']:,} bytes, {played['bytes_per_deal']:,.0f}"
+            f" bytes a deal of history"
+        )
+        state = cast(bytes, client.hget(f"table:{{{played['table_id']}}}", "state") or b"{}")
+        if "watchers" in parts:
+            log("watchers: SSE watchers as Redis sees them, and the gateway's fan-out")
+            results["watchers"] = watchers(server.url, played["table_id"], args.watchers, 20, log)
+            fan_out = gateway_fan_out(server.url, evaluator.address, played["table_id"], 5)
+            results["watchers"].update(fan_out)
+            log(
+                f"  the gateway: {fan_out['gateway_cpu_us_per_event_per_watcher']:.1f} us of CPU"
+                f" per event per watcher (a spectator's stream, read, filtered and framed)"
+            )
+        if "clock" in parts:
+            log(f"clock: creating {args.tables:,} tables whose deals time out")
+            used = int(client.info("memory")["used_memory"])
+            spawn = multiprocessing.get_context("spawn")
+            shares = [args.tables // 2, args.tables - args.tables // 2]
+            with ProcessPoolExecutor(2, mp_context=spawn) as pool:
+                made = pool.map(
+                    create_timing_out_tables, [server.url] * 2, [evaluator.address] * 2, shares
+                )
+                tables = [table_id for part in made for table_id in part]
+            per_table = (int(client.info("memory")["used_memory"]) - used) / len(tables)
+            results["stored_two_seat_table_bytes"] = per_table
+            log(f"  {per_table:,.0f} bytes of Redis's used_memory per two-seat table")
+            clocks = tuple(int(n) for n in args.clocks.split(","))
+            results["against"] = args.against
+            results["clock"] = clock_throughput(
+                server.url, evaluator.address, tables, clocks, args.seconds, args.against, log
+            )
+        if "sweep" in parts:
+            levels = tuple(int(n) for n in args.stored.split(","))
+            log(f"sweep: one repair pass over {args.stored} stored tables")
+            results["sweep"] = sweep_costs(server.url, evaluator.address, levels, state, log)
+    finally:
+        client.close()
+        evaluator.stop()
+        server.stop()
+    if {"memory", "watchers", "clock", "sweep"} <= set(results):
+        results["model"] = report_model(results)
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    log(f"results in {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""Clocks share the due tables on a real Redis: each due table is claimed by one clock,
+held for it a while, and given again once the hold ends; a clock that is behind ticks
+again at once instead of waiting its interval."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from gateway.adapters.evaluator import EvaluatorClient
+from gateway.adapters.store import DEADLINES_KEY, TableStore
+from gateway.runtime.clock import DUE_PAGE, Clock
+from gateway.service.tables import TableService
+from tests.support.gateway import EVALUATOR_TIMEOUT
+from tests.support.play import wait_for
+
+
+def _store(redis_url: str) -> TableStore:
+    return TableStore(redis.Redis.from_url(redis_url, decode_responses=True))
+
+
+@pytest.fixture
+def services(redis_url: str, evaluator_address: str) -> Iterator[list[TableService]]:
+    """Two table services on the same Redis, as two clocks' processes would have."""
+    made = [
+        TableService(_store(redis_url), EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT))
+        for _ in range(2)
+    ]
+    yield made
+    for service in made:
+        service.evaluator.close()
+
+
+def test_a_due_table_is_given_to_one_claimer_until_its_hold_ends(redis_url: str) -> None:
+    first, second = _store(redis_url), _store(redis_url)
+    for n in range(150):
+        first.schedule(f"t{n:03d}", float(n))
+    first.schedule("later", 5_000.0)
+
+    mine = first.claim_due(1_000.0, 100, 1_002.0)
+    assert mine == [f"t{n:03d}" for n in range(100)]  # the oldest deadlines first
+    theirs = second.claim_due(1_000.0, 100, 1_002.0)
+    assert theirs == [f"t{n:03d}" for n in range(100, 150)]
+    # while held, nobody is given them again; a table not due yet is never given
+    assert second.claim_due(1_001.0, 500, 1_003.0) == []
+    # a claimer that died: its tables come due again when the hold ends
+    again = second.claim_due(1_002.5, 500, 1_004.0)
+    assert sorted(again) == sorted(mine + theirs)
+    assert first.client.zscore(DEADLINES_KEY, "later") == 5_000.0
+    # a change that schedules a claimed table replaces the hold
+    first.schedule("t000", 10.0)
+    assert first.claim_due(1_003.0, 500, 1_005.0) == ["t000"]
+
+
+def test_two_clocks_never_take_the_same_due_table(
+    redis_url: str, services: list[TableService]
+) -> None:
+    """The second clock ticks while the first is applying its page: it gets the rest."""
+    ids = [f"gone{n:03d}" for n in range(DUE_PAGE + 40)]
+    store = services[0].store
+    for n, table_id in enumerate(ids):
+        store.schedule(table_id, float(n))  # long passed, and no such table
+    first, second = Clock(services[0], 3600.0), Clock(services[1], 3600.0)
+    attempts: Counter[str] = Counter()
+    by_second: list[str] = []
+
+    def tracked(service: TableService, nested: Clock | None) -> None:
+        apply = service.run_deadline
+
+        def run_deadline(table_id: str) -> bool:
+            attempts[table_id] += 1
+            if service is services[1]:
+                by_second.append(table_id)
+            if nested is not None and sum(attempts.values()) == 1:
+                nested.tick()  # the other clock, in the middle of this one's page
+            return apply(table_id)
+
+        service.run_deadline = run_deadline  # type: ignore[method-assign]
+
+    tracked(services[0], second)
+    tracked(services[1], None)
+    first.tick()
+    assert first.behind  # it claimed a whole page: more may be due
+    assert not second.behind
+    assert len(by_second) == 40
+    assert set(attempts) == set(ids)
+    assert set(attempts.values()) == {1}
+    # a table that no longer exists leaves the clock's list
+    assert store.client.zcard(DEADLINES_KEY) == 0
+
+
+def test_a_clock_behind_ticks_again_without_waiting_its_interval(
+    redis_url: str, services: list[TableService]
+) -> None:
+    """Pages of due tables, one after another, with an interval of an hour."""
+    store = services[0].store
+    for n in range(3 * DUE_PAGE + 10):
+        store.schedule(f"gone{n:03d}", float(n))
+    clock = Clock(services[0], 3600.0, sweep=3600.0)
+    clock.start()
+    try:
+        wait_for(lambda: store.client.zcard(DEADLINES_KEY) == 0, seconds=60)
+        assert not clock.behind
+    finally:
+        clock.stop()
