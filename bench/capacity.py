@@ -23,6 +23,7 @@ Medians of `--rounds` rounds where a figure is repeated. Results go to
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import multiprocessing
@@ -30,11 +31,13 @@ import socket
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -76,9 +79,15 @@ def create_timing_out_tables(redis_url: str, evaluator_address: str, count: int)
 
 
 def run_clock(
-    redis_url: str, evaluator_address: str, seconds: float, start_at: float, shim: str | None
+    redis_url: str,
+    evaluator_address: str,
+    seconds: float,
+    start_at: float,
+    shim: str | None,
+    sweep: float,
 ) -> dict[str, float]:
-    """One clock in this process for `seconds` from `start_at` (time.time()): its counts.
+    """One clock in this process for `seconds` from `start_at` (time.time()), a repair
+    pass every `sweep` s: its counts.
 
     With `shim`, a folder holding another tree's `gateway` package, that gateway runs.
     """
@@ -98,7 +107,7 @@ def run_clock(
         return done
 
     service.run_deadline = counted  # type: ignore[method-assign]
-    clock = Clock(service, 0.2)
+    clock = Clock(service, 0.2, sweep=sweep)
     time.sleep(max(0.0, start_at - time.time()))
     timer = threading.Timer(seconds, clock.stop)
     cpu = time.process_time()
@@ -124,6 +133,7 @@ def clock_window(
     count: int,
     seconds: float,
     shim: str | None,
+    sweep: float = 30.0,
 ) -> dict[str, Any]:
     """`count` clocks, each a process of its own, for `seconds`: what they applied."""
     client = redis.Redis.from_url(redis_url)
@@ -132,7 +142,7 @@ def clock_window(
         # every process imports the gateway before the window opens
         start_at = time.time() + 6.0
         futures = [
-            pool.submit(run_clock, redis_url, evaluator_address, seconds, start_at, shim)
+            pool.submit(run_clock, redis_url, evaluator_address, seconds, start_at, shim, sweep)
             for _ in range(count)
         ]
         time.sleep(max(0.0, start_at - time.time()))
@@ -158,50 +168,72 @@ def clock_window(
     }
 
 
+@contextmanager
+def trees(against: str | None) -> Iterator[dict[str, str | None]]:
+    """The gateways to measure: REV's (`against`) first, then this tree's."""
+    if against is None:
+        yield {"this tree": None}
+        return
+    with tempfile.TemporaryDirectory(prefix="cardroom-capacity-") as shim:
+        # REV's gateway package alone, none of its other code
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", against, "gateway"],
+            cwd=ROOT, check=True, capture_output=True,
+        ).stdout  # fmt: skip
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(shim, filter="data")
+        yield {"before": shim, "this tree": None}
+
+
 def clock_throughput(
     redis_url: str,
     evaluator_address: str,
     tables: list[str],
     clocks: tuple[int, ...],
     seconds: float,
-    against: str | None,
+    shims: dict[str, str | None],
     log: Callable[[str], None],
 ) -> dict[str, Any]:
     """Deadlines applied per second by each number of clocks, on the same tables; with
-    `against`, REV's clock in a window of its own just before this tree's, each time."""
+    another tree in `shims`, its clocks in a window of their own before this tree's."""
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="cardroom-capacity-") as scratch:
-        shims: dict[str, str | None] = {"this tree": None}
-        tree = Path(scratch) / "tree"
-        if against is not None:
-            subprocess.run(
-                ["git", "worktree", "add", "--detach", str(tree), against],
-                cwd=ROOT, check=True, capture_output=True,
-            )  # fmt: skip
-            shim = Path(scratch) / "shim"
-            shim.mkdir()
-            (shim / "gateway").symlink_to(tree / "gateway", target_is_directory=True)
-            shims = {"before": str(shim), "this tree": None}
-        try:
-            for count in clocks:
-                for label, shim_path in shims.items():
-                    row = clock_window(
-                        redis_url, evaluator_address, tables, count, seconds, shim_path
-                    )
-                    results.setdefault(label, {})[str(count)] = row
-                    name = against if label == "before" else label
-                    log(
-                        f"  {name}, {count} clock(s): {row['applied_per_second']:,.0f}"
-                        f" deadlines/s ({row['deals_per_second']:,.0f} deals/s),"
-                        f" {row['attempts_per_applied']:.2f} attempts each,"
-                        f" {row['clock_cpu_us_per_applied']:,.0f} us of clock CPU and"
-                        f" {row['redis_cpu_us_per_applied']:,.0f} us of Redis CPU each"
-                    )
-        finally:
-            if against is not None:
-                subprocess.run(
-                    ["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False
-                )
+    for count in clocks:
+        for label, shim in shims.items():
+            row = clock_window(redis_url, evaluator_address, tables, count, seconds, shim)
+            results.setdefault(label, {})[str(count)] = row
+            log(
+                f"  {label}, {count} clock(s): {row['applied_per_second']:,.0f}"
+                f" deadlines/s ({row['deals_per_second']:,.0f} deals/s),"
+                f" {row['attempts_per_applied']:.2f} attempts each,"
+                f" {row['clock_cpu_us_per_applied']:,.0f} us of clock CPU and"
+                f" {row['redis_cpu_us_per_applied']:,.0f} us of Redis CPU each"
+            )
+    return results
+
+
+def sweeping_clocks(
+    redis_url: str,
+    evaluator_address: str,
+    count: int,
+    seconds: float,
+    shims: dict[str, str | None],
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """`count` clocks for `seconds` over the stored tables, nothing due, a repair pass
+    every 5 s: the cores their sweeping took of Redis and of the clocks."""
+    results = {}
+    for label, shim in shims.items():
+        row = clock_window(redis_url, evaluator_address, [], count, seconds, shim, sweep=5.0)
+        results[label] = {
+            "clocks": count,
+            "seconds": seconds,
+            "redis_cores": row["redis_cores"],
+            "clock_cores": row["clock_cores"],
+        }
+        log(
+            f"  {label}, {count} clocks sweeping for {seconds:.0f} s: Redis"
+            f" {row['redis_cores']:.3f} cores, the clocks {row['clock_cores']:.3f} cores"
+        )
     return results
 
 
@@ -605,52 +637,10 @@ def main(argv: list[str] | None = None) -> None:
     server = RedisServer()
     evaluator = EvaluatorServer()
     client = redis.Redis.from_url(server.url)
+    results["against"] = args.against
     try:
-        checkpoints = tuple(int(n) for n in args.deals.split(","))
-        log(f"memory: a 5-seat Guts table, fresh and after {args.deals} deals")
-        played = memory(server.url, evaluator.address, checkpoints)
-        results["memory"] = played
-        for deals, row in played["rows"].items():
-            log(
-                f"  {int(deals):,} deals: {row['bytes']:,} bytes in {row['keys']:,} keys"
-                f" ({row['hand_records']:,} hand records, {row['events_bytes']:,} bytes of events)"
-            )
-        log(
-            f"  fresh {played['fresh_table_bytes']:,} bytes, {played['bytes_per_deal']:,.0f}"
-            f" bytes a deal of history"
-        )
-        state = cast(bytes, client.hget(f"table:{{{played['table_id']}}}", "state") or b"{}")
-        if "watchers" in parts:
-            log("watchers: SSE watchers as Redis sees them, and the gateway's fan-out")
-            results["watchers"] = watchers(server.url, played["table_id"], args.watchers, 20, log)
-            fan_out = gateway_fan_out(server.url, evaluator.address, played["table_id"], 5)
-            results["watchers"].update(fan_out)
-            log(
-                f"  the gateway: {fan_out['gateway_cpu_us_per_event_per_watcher']:.1f} us of CPU"
-                f" per event per watcher (a spectator's stream, read, filtered and framed)"
-            )
-        if "clock" in parts:
-            log(f"clock: creating {args.tables:,} tables whose deals time out")
-            used = int(client.info("memory")["used_memory"])
-            spawn = multiprocessing.get_context("spawn")
-            shares = [args.tables // 2, args.tables - args.tables // 2]
-            with ProcessPoolExecutor(2, mp_context=spawn) as pool:
-                made = pool.map(
-                    create_timing_out_tables, [server.url] * 2, [evaluator.address] * 2, shares
-                )
-                tables = [table_id for part in made for table_id in part]
-            per_table = (int(client.info("memory")["used_memory"]) - used) / len(tables)
-            results["stored_two_seat_table_bytes"] = per_table
-            log(f"  {per_table:,.0f} bytes of Redis's used_memory per two-seat table")
-            clocks = tuple(int(n) for n in args.clocks.split(","))
-            results["against"] = args.against
-            results["clock"] = clock_throughput(
-                server.url, evaluator.address, tables, clocks, args.seconds, args.against, log
-            )
-        if "sweep" in parts:
-            levels = tuple(int(n) for n in args.stored.split(","))
-            log(f"sweep: one repair pass over {args.stored} stored tables")
-            results["sweep"] = sweep_costs(server.url, evaluator.address, levels, state, log)
+        with trees(args.against) as shims:
+            measure(args, parts, server, evaluator, client, shims, results, log)
     finally:
         client.close()
         evaluator.stop()
@@ -660,6 +650,68 @@ def main(argv: list[str] | None = None) -> None:
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     log(f"results in {RESULTS}")
+
+
+def measure(
+    args: argparse.Namespace,
+    parts: set[str],
+    server: RedisServer,
+    evaluator: EvaluatorServer,
+    client: redis.Redis,
+    shims: dict[str, str | None],
+    results: dict[str, Any],
+    log: Callable[[str], None],
+) -> None:
+    """The parts of a run, their figures put in `results`."""
+    checkpoints = tuple(int(n) for n in args.deals.split(","))
+    log(f"memory: a 5-seat Guts table, fresh and after {args.deals} deals")
+    played = memory(server.url, evaluator.address, checkpoints)
+    results["memory"] = played
+    for deals, row in played["rows"].items():
+        log(
+            f"  {int(deals):,} deals: {row['bytes']:,} bytes in {row['keys']:,} keys"
+            f" ({row['hand_records']:,} hand records, {row['events_bytes']:,} bytes of events)"
+        )
+    log(
+        f"  fresh {played['fresh_table_bytes']:,} bytes, {played['bytes_per_deal']:,.0f}"
+        f" bytes a deal of history"
+    )
+    state = cast(bytes, client.hget(f"table:{{{played['table_id']}}}", "state") or b"{}")
+    if "watchers" in parts:
+        log("watchers: SSE watchers as Redis sees them, and the gateway's fan-out")
+        results["watchers"] = watchers(server.url, played["table_id"], args.watchers, 20, log)
+        fan_out = gateway_fan_out(server.url, evaluator.address, played["table_id"], 5)
+        results["watchers"].update(fan_out)
+        log(
+            f"  the gateway: {fan_out['gateway_cpu_us_per_event_per_watcher']:.1f} us of CPU"
+            f" per event per watcher (a spectator's stream, read, filtered and framed)"
+        )
+    if "clock" in parts:
+        log(f"clock: creating {args.tables:,} tables whose deals time out")
+        used = int(client.info("memory")["used_memory"])
+        spawn = multiprocessing.get_context("spawn")
+        shares = [args.tables // 2, args.tables - args.tables // 2]
+        with ProcessPoolExecutor(2, mp_context=spawn) as pool:
+            made = pool.map(
+                create_timing_out_tables, [server.url] * 2, [evaluator.address] * 2, shares
+            )
+            tables = [table_id for part in made for table_id in part]
+        per_table = (int(client.info("memory")["used_memory"]) - used) / len(tables)
+        results["stored_two_seat_table_bytes"] = per_table
+        log(f"  {per_table:,.0f} bytes of Redis's used_memory per two-seat table")
+        clocks = tuple(int(n) for n in args.clocks.split(","))
+        results["clock"] = clock_throughput(
+            server.url, evaluator.address, tables, clocks, args.seconds, shims, log
+        )
+    if "sweep" in parts:
+        levels = tuple(int(n) for n in args.stored.split(","))
+        log(f"sweep: one repair pass over {args.stored} stored tables")
+        results["sweep"] = sweep_costs(server.url, evaluator.address, levels, state, log)
+        count = max(int(n) for n in args.clocks.split(","))
+        log(f"sweep: {count} clocks over {max(levels):,} stored tables, a pass every 5 s")
+        results["sweep_clocks"] = sweeping_clocks(
+            server.url, evaluator.address, count, 2 * args.seconds, shims, log
+        )
 
 
 if __name__ == "__main__":

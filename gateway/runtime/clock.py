@@ -20,7 +20,10 @@ schedule is written after the commit). The pass goes `SWEEP_PAGE` tables per tic
 by creation time, each page three round trips whatever its size (the next page of
 the lobby, the `deadline` field of each table hash, one ZMSCORE) plus a load and a
 write per table found wrong: 10,000 tables cost 150 small reads spread over 50
-ticks, instead of 10,000 full loads in one tick.
+ticks, instead of 10,000 full loads in one tick. One pass runs at a time, whatever the
+number of clocks: a clock starts one only if it takes the `SWEEP_LEASE_KEY` lease,
+which it holds until `sweep` seconds after its pass's last page (a clock that dies
+mid-pass leaves the next pass to another clock that much later).
 
 Every `WalletPolicy.sweep_seconds` it also runs the ledger's sweeper
 (`gateway.service.wallets`): reservations a crashed gateway left are posted or voided,
@@ -36,6 +39,7 @@ after every tick (`gateway.runtime.heartbeat`), and its liveness probe checks th
 from __future__ import annotations
 
 import logging
+import math
 import signal
 import threading
 import time
@@ -53,6 +57,8 @@ SWEEP_PAGE = 200
 # due tables a tick claims at most, and how long they are held for the clock that did
 DUE_PAGE = 100
 CLAIM_SECONDS = 2.0
+# held by the clock whose repair pass runs: one pass at a time over all clocks
+SWEEP_LEASE_KEY = "clock:sweep"
 
 
 class Clock:
@@ -75,6 +81,7 @@ class Clock:
         self._heartbeat_failing = False
         self.interval = interval
         self.sweep_every = sweep
+        self._lease = max(1, math.ceil(sweep))
         self.page = page
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -116,10 +123,12 @@ class Clock:
                 log.exception("ledger sweep failed")
         if not self._sweeping and time.monotonic() - self._last_sweep >= self.sweep_every:
             self._last_sweep = time.monotonic()
-            self._sweeping = True
+            # another clock's pass holds the lease: this one looks again `sweep` s later
+            self._sweeping = self.service.store.claim(SWEEP_LEASE_KEY, {"at": now}, self._lease)
             self._sweep_after = None
         if self._sweeping and repair:
             self._sweeping, self._sweep_after, _ = self.sweep_page(self._sweep_after)
+            self.service.store.put_json(SWEEP_LEASE_KEY, {"at": now}, self._lease)
         return changed
 
     def sweep(self) -> int:

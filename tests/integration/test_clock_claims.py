@@ -1,6 +1,6 @@
-"""Clocks share the due tables on a real Redis: each due table is claimed by one clock,
+"""Clocks share their work on a real Redis: each due table is claimed by one clock,
 held for it a while, and given again once the hold ends; a clock that is behind ticks
-again at once instead of waiting its interval."""
+again at once instead of waiting its interval; one repair pass runs at a time."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import redis
 
 from gateway.adapters.evaluator import EvaluatorClient
-from gateway.adapters.store import DEADLINES_KEY, TableStore
-from gateway.runtime.clock import DUE_PAGE, Clock
+from gateway.adapters.store import DEADLINES_KEY, LOBBY_KEY, TableStore
+from gateway.runtime.clock import DUE_PAGE, SWEEP_LEASE_KEY, Clock
 from gateway.service.tables import TableService
 from tests.support.gateway import EVALUATOR_TIMEOUT
 from tests.support.play import wait_for
@@ -106,3 +106,33 @@ def test_a_clock_behind_ticks_again_without_waiting_its_interval(
         assert not clock.behind
     finally:
         clock.stop()
+
+
+def test_one_repair_pass_runs_at_a_time_over_all_clocks(
+    redis_url: str, services: list[TableService]
+) -> None:
+    """A clock whose turn to sweep comes while another's pass holds the lease skips it."""
+    store = services[0].store
+    client = store.client
+    for n in range(5):
+        store.index_table(f"lost{n}", float(n))  # in the lobby, no keys: entries to forget
+    holder = Clock(services[0], 3600.0, sweep=3600.0, page=2)
+    other = Clock(services[1], 3600.0, sweep=0.0, page=2)  # looks at every tick
+
+    holder.tick()
+    assert client.zcard(LOBBY_KEY) == 3  # its first page
+    for _ in range(3):
+        other.tick()
+        assert client.exists(SWEEP_LEASE_KEY)
+    holder.tick()
+    assert client.zcard(LOBBY_KEY) == 1  # only the holder's pages went on
+    holder.tick()
+    assert client.zcard(LOBBY_KEY) == 0
+    # the pass is over, the lease held a while longer: the other clock still waits
+    store.index_table("lost-again", 10.0)
+    other.tick()
+    assert client.zcard(LOBBY_KEY) == 1
+    # the lease ends (its holder died, or its time ran out): the next pass is the other's
+    client.delete(SWEEP_LEASE_KEY)
+    other.tick()
+    assert client.zcard(LOBBY_KEY) == 0
