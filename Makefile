@@ -72,6 +72,9 @@ browser:
 		$$(test "$$(id -u)" = 0 || echo sudo) apt-get update -qq && \
 		$$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq chromium >/dev/null; }
+	@test -d /usr/share/fonts/truetype/noto || { echo "installing Debian's Noto UI fonts (Pashto's letters, for the screenshots)"; \
+		$$(test "$$(id -u)" = 0 || echo sudo) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq fonts-noto-ui-core >/dev/null || echo "no fonts-noto-ui-core: Pashto's screenshots may show boxes"; }
 
 $(TS_STAMP): $(TS_CLIENT)/package-lock.json
 	cd $(TS_CLIENT) && npm ci --no-audit --no-fund

@@ -6,6 +6,7 @@
 // visitor pastes the key they were given. Either way the same key signs in on another
 // device. The page is told the mode by its <meta name="cardroom-players-mode">.
 import { api, el, ProblemError, showProblem } from "./cardroom.js";
+import { bdi, onLanguageChange, t, tn, translateStatic } from "./i18n.js";
 
 const STORE_KEY = "cardroom.player";
 
@@ -59,11 +60,22 @@ export async function refreshBalance() {
   if (!player || !shown) return;
   try {
     const me = await api("GET", "/v1/players/me", { token: player.key });
-    shown.textContent = ` · ${me.balance} chips in the wallet`;
+    shown.textContent = " · " + tn("{n} chip in the wallet", "{n} chips in the wallet", me.balance);
   } catch {
     shown.textContent = "";
   }
 }
+
+// The sign-in panel's fixed words (both pages have it).
+const SIGN_IN_WORDS = {
+  "sign-in-title": () => t("Sign in to play"),
+  "your-name": () => t("Your name"),
+  "play-under-name": () => t("Play under this name"),
+  "operator-note": () => t("Players here are created by the operator: paste the key you were given."),
+  "your-key": () => t("Your player key"),
+  "key-where": () => t("(from another device, or from the operator)"),
+  "sign-in-with-key": () => t("Sign in with this key"),
+};
 
 // Fill the header's #account and the #sign-in panel; `changed(player or null)` is called
 // after a sign-in or a sign-out.
@@ -83,11 +95,11 @@ export function mountAccount(changed) {
     if (player) {
       header.replaceChildren(
         el("span", { class: "who-am-i" }, [
-          "Signed in as ", el("strong", { attrs: { id: "player-name" }, text: player.name }),
+          t("Signed in as {name}", { name: el("strong", { attrs: { id: "player-name" } }, [bdi(player.name)]) }),
           el("span", { class: "muted", attrs: { id: "player-balance" } }),
         ]),
         el("button", {
-          class: "quiet", text: "Sign out", attrs: { type: "button", id: "sign-out" },
+          class: "quiet", text: t("Sign out"), attrs: { type: "button", id: "sign-out" },
           on: { click: () => { forgetPlayer(); draw(); changed(null); } },
         }),
       );
@@ -96,7 +108,7 @@ export function mountAccount(changed) {
       const key = document.getElementById("my-key");
       if (key) key.value = player.key;
     } else {
-      header.replaceChildren(el("span", { class: "muted", text: "Not signed in" }));
+      header.replaceChildren(el("span", { class: "muted", text: t("Not signed in") }));
       panel.hidden = false;
     }
     document.getElementById("sign-up").hidden = mode !== "open";
@@ -115,9 +127,9 @@ export function mountAccount(changed) {
         // This gateway creates players only for its operator: a key is the way in.
         mode = "operator";
         draw();
-        report(new ProblemError(error.status, { detail: "Players here are created by the operator: paste the key you were given." }));
+        report(new ProblemError(error.status, { detail: t("Players here are created by the operator: paste the key you were given.") }));
       } else if (keyRefused(error)) {
-        report(new ProblemError(error.status, { detail: "This key does not sign anyone in. Check that it was pasted whole." }));
+        report(new ProblemError(error.status, { detail: t("This key does not sign anyone in. Check that it was pasted whole.") }));
       } else {
         report(error);
       }
@@ -131,7 +143,7 @@ export function mountAccount(changed) {
     const form = event.target;
     const name = form.elements.namedItem("player_name").value.trim();
     if (!name) {
-      report(new ProblemError(422, { detail: "Type a name first." }));
+      report(new ProblemError(422, { detail: t("Type a name first.") }));
       return;
     }
     done(signUp(name), form.querySelector("button[type=submit]"), true);
@@ -141,11 +153,14 @@ export function mountAccount(changed) {
     const form = event.target;
     const key = form.elements.namedItem("player_key").value.trim();
     if (!key) {
-      report(new ProblemError(422, { detail: "Paste your player key first." }));
+      report(new ProblemError(422, { detail: t("Paste your player key first.") }));
       return;
     }
     done(signInWithKey(key), form.querySelector("button[type=submit]"), false);
   });
-  draw();
+  onLanguageChange(() => {
+    translateStatic(SIGN_IN_WORDS);
+    draw();
+  });
   return { signedOut: () => { forgetPlayer(); draw(); } };
 }

@@ -2,16 +2,59 @@
 // table, newest first, refreshed every few seconds, and the form that creates a table
 // through POST /v1/tables (as the signed-in player).
 import { currentPlayer, keyRefused, mountAccount } from "./account.js";
-import { api, chips, el, ProblemError, showProblem } from "./cardroom.js";
+import { api, el, gutsName, ProblemError, showProblem } from "./cardroom.js";
+import { bdi, onLanguageChange, t, tn, translateStatic } from "./i18n.js";
 
 const REFRESH_MS = 5000;
-const PHASES = {
-  waiting: "waiting for players",
-  declaring: "in play",
-  playing: "in play",
-  last_turns: "in play",
-  showdown: "in play",
-  between_deals: "in play",
+
+function phaseWords(phase) {
+  if (phase === "waiting") return t("waiting for players");
+  return ["declaring", "playing", "last_turns", "showdown", "between_deals"].includes(phase) ? t("in play") : phase;
+}
+
+// The lobby's fixed words.
+const WORDS = {
+  "mine-title": () => t("My tables"),
+  "mine-empty": () => t("You hold no seat yet: open a table below and sit down."),
+  "other-device": () => t("Play on another device"),
+  "key-there": () => t("Your player key: sign in with it there. Anyone holding it plays as you."),
+  "tables-title": () => t("Tables"),
+  refresh: () => t("Refresh"),
+  "tables-empty": () => t("No tables yet: create the first one below."),
+  more: () => t("More tables"),
+  "create-title": () => t("New table"),
+  game: () => t("Game"),
+  "table-name": () => t("Table name"),
+  optional: () => t("(optional)"),
+  // NOTE: an example of a table's name, shown in its empty field.
+  friday: () => t("Friday night"),
+  // NOTE: the chips every player puts into the pot before a deal.
+  ante: () => t("Ante"),
+  "turn-seconds": () => t("Seconds per decision"),
+  "deal-pause": () => t("Pause between deals (s)"),
+  "max-players": () => t("Most players"),
+  cards: () => t("Cards"),
+  "three-cards": () => tn("{n} card", "{n} cards", 3),
+  "two-cards": () => tn("{n} card", "{n} cards", 2),
+  declaring: () => t("Declaring"),
+  "at-once": () => t("All at once"),
+  "in-turn": () => t("In turn"),
+  "who-pays": () => t("Who matches the pot"),
+  "every-loser": () => t("Every loser"),
+  "worst-only": () => t("Worst hand only"),
+  "ante-when": () => t("Everyone antes when"),
+  "pot-empty": () => t("Pot is empty"),
+  "every-deal": () => t("Every deal"),
+  cap: () => t("Cap per deal"),
+  // NOTE: shown in the empty field of the cap per deal: no cap.
+  none: () => t("none"),
+  // NOTE: "Wimp" is the Guts rule's name: when nobody goes in, the best hand pays the pot.
+  wimp: () => t("Wimp: nobody in, the best hand pays"),
+  // NOTE: the ghost is a hand dealt to nobody that the players who go in must beat.
+  ghost: () => t("Ghost hand to beat"),
+  rebuys: () => t("Rebuys allowed"),
+  reshuffles: () => t("Reshuffles before a void deal"),
+  create: () => t("Create table"),
 };
 
 const problemBox = document.getElementById("problem");
@@ -26,39 +69,44 @@ const account = mountAccount(() => loadTables());
 function summary(table) {
   const o = table.options || {};
   if (table.game === "guts") {
-    const parts = [`${o.cards}-card Guts`, `ante ${o.ante}`];
-    parts.push(o.declare === "sequential" ? "declare in turn" : "declare at once");
-    if (o.losers_pay === "worst") parts.push("worst hand pays");
-    if (o.wimp) parts.push("wimp");
-    if (o.ghost) parts.push("ghost");
-    if (o.cap) parts.push(`cap ${o.cap}`);
+    const parts = [gutsName(o.cards), t("ante {n}", { n: o.ante })];
+    parts.push(o.declare === "sequential" ? t("declare in turn") : t("declare at once"));
+    if (o.losers_pay === "worst") parts.push(t("worst hand pays"));
+    if (o.wimp) parts.push(t("wimp"));
+    if (o.ghost) parts.push(t("ghost"));
+    if (o.cap) parts.push(t("cap {n}", { n: o.cap }));
     return parts.join(" · ");
   }
-  return [`Paiute`, `ante ${o.ante}`, `${o.max_reshuffles} reshuffles`].join(" · ");
+  const reshuffles = tn("{n} reshuffle", "{n} reshuffles", o.max_reshuffles);
+  return [t("Paiute"), t("ante {n}", { n: o.ante }), reshuffles].join(" · ");
 }
 
 function tableItem(table) {
   const link = el("a", { class: "table-link", attrs: { href: `/tables/${encodeURIComponent(table.id)}` } }, [
-    el("span", { class: "table-name", text: table.name }),
+    el("bdi", { class: "table-name", text: table.name }),
     el("span", { class: "table-summary", text: summary(table) }),
     el("span", { class: "table-seats" }, [
-      el("span", { class: `tag ${table.game}`, text: table.game === "guts" ? "Guts" : "Paiute" }),
-      el("span", { text: `${table.seats_taken} seated · ${table.seats_free} free` }),
-      el("span", { class: "muted", text: PHASES[table.phase] || table.phase }),
+      el("span", { class: `tag ${table.game}`, text: table.game === "guts" ? t("Guts") : t("Paiute") }),
+      el("span", { text: [tn("{n} seated", "{n} seated", table.seats_taken), tn("{n} free", "{n} free", table.seats_free)].join(" · ") }),
+      el("span", { class: "muted", text: phaseWords(table.phase) }),
     ]),
   ]);
   return el("li", { attrs: { "data-table": table.id } }, [link]);
 }
 
 function myTableItem(entry) {
-  const phase = PHASES[entry.phase] || entry.phase;
+  const phase = phaseWords(entry.phase);
   const link = el("a", { class: "table-link", attrs: { href: `/tables/${encodeURIComponent(entry.table_id)}` } }, [
-    el("span", { class: "table-name", text: entry.table_name }),
-    el("span", { class: "table-summary", text: `You sit as ${entry.name}, seat ${entry.seat}: ${chips(entry.stack)}` }),
+    el("bdi", { class: "table-name", text: entry.table_name }),
+    el("span", { class: "table-summary" }, [
+      tn("You sit as {name}, seat {seat}: {n} chip", "You sit as {name}, seat {seat}: {n} chips", entry.stack, {
+        name: bdi(entry.name), seat: entry.seat,
+      }),
+    ]),
     el("span", { class: "table-seats" }, [
-      el("span", { class: `tag ${entry.game}`, text: entry.game === "guts" ? "Guts" : "Paiute" }),
+      el("span", { class: `tag ${entry.game}`, text: entry.game === "guts" ? t("Guts") : t("Paiute") }),
       el("span", { class: "muted", text: phase }),
-      el("span", { class: "rejoin", text: "Rejoin" }),
+      el("span", { class: "rejoin", text: t("Rejoin") }),
     ]),
   ]);
   return el("li", { attrs: { "data-table": entry.table_id } }, [link]);
@@ -130,11 +178,13 @@ function numberField(name, optional = false) {
   const raw = input.value.trim();
   if (raw === "") {
     if (optional) return undefined;
-    throw new ProblemError(422, { code: "missing_field", field: name, detail: `Fill in “${input.closest("label").firstChild.textContent.trim()}”.` });
+    const field = input.closest("label").firstChild.textContent.trim();
+    throw new ProblemError(422, { code: "missing_field", field: name, detail: t("Fill in “{field}”.", { field }) });
   }
   const value = Number(raw);
   if (!Number.isInteger(value)) {
-    throw new ProblemError(422, { code: "invalid_type", field: name, detail: `“${input.closest("label").firstChild.textContent.trim()}” must be a whole number.` });
+    const field = input.closest("label").firstChild.textContent.trim();
+    throw new ProblemError(422, { code: "invalid_type", field: name, detail: t("“{field}” must be a whole number.", { field }) });
   }
   return value;
 }
@@ -208,4 +258,8 @@ more.addEventListener("click", () => {
   loadTables();
 });
 showGameOptions();
-loadTables();
+onLanguageChange(() => {
+  translateStatic(WORDS);
+  document.title = t("cardroom: tables");
+  loadTables();
+});

@@ -14,14 +14,15 @@ import { currentPlayer, keyRefused, mountAccount, refreshBalance } from "./accou
 import {
   api,
   cardBack,
-  cardLabel,
   cardNode,
-  chips,
+  cardWord,
   el,
+  gutsName,
   listNames,
   ProblemError,
   showProblem,
 } from "./cardroom.js";
+import { bdi, browserLanguage, language, number, onLanguageChange, t, tn, translateStatic } from "./i18n.js";
 
 const tableId = decodeURIComponent(window.location.pathname.split("/")[2] || "");
 const tablePath = `/v1/tables/${encodeURIComponent(tableId)}`;
@@ -39,10 +40,77 @@ const EVENT_TYPES = [
   "turn_held", "drew", "drew_card", "discarded", "called", "laid_down", "reshuffled",
   "deal_void", "pot_carried", "reserve_opened", "message", "table_closed", "away", "back",
 ];
-const RANK_WORDS = { 11: "jacks", 12: "queens", 13: "kings", 14: "aces" };
 // Paiute deals five cards to each hand, one wild card and the pile's first card.
 const PAIUTE_HAND = 5;
 const PAIUTE_OFF_HANDS = 2;
+
+// The table page's fixed words.
+const WORDS = {
+  // NOTE: the chips in the middle of the table that the deal's winner takes.
+  pot: () => t("Pot"),
+  // NOTE: heads the line saying what happens now at the table (whose turn, which phase).
+  now: () => t("Now"),
+  clock: () => t("Clock"),
+  loading: () => t("Loading…"),
+  "your-cards": () => t("Your cards"),
+  "take-seat": () => t("Take a seat"),
+  "seat-name": () => t("Name at this table"),
+  "buy-in": () => t("Buy-in (chips)"),
+  "sit-down": () => t("Sit down"),
+  "away-title": () => t("You are away"),
+  "away-text": () => t("You missed your last turns: you are not dealt in until you are back."),
+  back: () => t("I'm back"),
+  "out-of-chips": () => t("Out of chips"),
+  "buy-more": () => t("Buy more (chips)"),
+  rebuy: () => t("Rebuy"),
+  players: () => t("Players"),
+  // NOTE: heads the running account of what happened at the table.
+  "at-the-table": () => t("At the table"),
+  leave: () => t("Leave the table"),
+  "all-tables": () => t("All tables"),
+};
+
+// A hand's rank in words, in the page's language. The API words the descriptions of its
+// answers in the language the page asks for (Accept-Language), but the event stream in
+// the browser's own, which an EventSource cannot change: when the two differ, the page
+// asks POST /v1/evaluate, in its language, for the words of the hands it shows (one
+// request for the hands of a showdown; a hand's words depend only on its cards, the game
+// and the wild rank), and shows the stream's words until the answer comes.
+const wordings = new Map();
+let wordingQueued = null;
+
+function described(description, cards, wildRank) {
+  if (!description || !cards || !view || language() === browserLanguage()) return description || "";
+  const game = view.game === "guts" ? `guts${view.options.cards}` : "paiute";
+  const wild = game !== "paiute" ? null : wildRank || (view.deal && view.deal.wild_rank);
+  const key = [language(), game, wild, cards.join(" ")].join("|");
+  if (wordings.has(key)) return wordings.get(key) || description;
+  wordings.set(key, null);
+  if (!wordingQueued) {
+    wordingQueued = { game, wild, keys: [] };
+    setTimeout(askWordings, 0);
+  }
+  if (wordingQueued.game === game && wordingQueued.wild === wild) wordingQueued.keys.push(key);
+  else wordings.delete(key);
+  return description;
+}
+
+async function askWordings() {
+  const { game, wild, keys } = wordingQueued;
+  wordingQueued = null;
+  const hands = keys.map((key) => key.split("|")[3]);
+  const body = { game, hands };
+  if (game === "paiute") body.wild_rank = wild;
+  try {
+    const answer = await api("POST", "/v1/evaluate", { body });
+    answer.results.forEach((result, i) => wordings.set(keys[i], result.description || null));
+  } catch {
+    // the stream's words stay
+    return;
+  }
+  drawLog();
+  render();
+}
 
 const $ = (id) => document.getElementById(id);
 const root = $("table");
@@ -111,7 +179,7 @@ function tableGone() {
   gone = true;
   closeStream();
   root.setAttribute("aria-busy", "false");
-  $("phase").textContent = "No such table";
+  $("phase").textContent = t("No such table");
 }
 
 // Where the page stands: the player's seat here and the table as that seat sees it, with
@@ -744,10 +812,15 @@ function received(item) {
 
 function nameOf(seat) {
   const key = String(seat);
-  if (key === "ghost") return "The ghost";
+  if (key === "ghost") return t("The ghost");
   if (view && view.seats[key]) return view.seats[key].name;
   if (view && view.deal && view.deal.names && view.deal.names[key]) return view.deal.names[key];
-  return seatNames[key] || `Seat ${key}`;
+  return seatNames[key] || t("Seat {seat}", { seat: Number(key) });
+}
+
+// A seat's name as a node of the sentence it is in, set apart from the words around it.
+function nameNode(seat) {
+  return bdi(nameOf(seat));
 }
 
 function isMine(seat) {
@@ -762,115 +835,147 @@ function myTurn() {
   return mySeat !== null && pendingSeats().includes(mySeat);
 }
 
+// Which cards are wild, in words: "Sevens are wild".
+function wildWords(rank) {
+  switch (rank) {
+    case 11: return t("Jacks are wild");
+    case 12: return t("Queens are wild");
+    case 13: return t("Kings are wild");
+    case 14: return t("Aces are wild");
+    // NOTE: {rank} is a number from 2 to 10: "7s are wild".
+    default: return t("{rank}s are wild", { rank });
+  }
+}
+
 function phaseText() {
   const pending = view.pending;
   const seatCount = Object.keys(view.seats).length;
+  const draw = pending && pending.action === "draw";
+  const last = view.phase === "last_turns";
   switch (view.phase) {
     case "waiting": {
       const least = view.options.min_players;
-      if (seatCount < least) return `Waiting for players: ${seatCount} seated, ${least} needed`;
-      return "Ready: any seated player may start the game";
+      if (seatCount < least) {
+        return tn("Waiting for players: {n} seated, {least} needed", "Waiting for players: {n} seated, {least} needed",
+          seatCount, { least });
+      }
+      return t("Ready: any seated player may start the game");
     }
     case "declaring": {
-      if (myTurn()) return "Your call: in or out?";
-      const names = pendingSeats().map(nameOf);
-      if (view.options.declare === "sequential") return `${listNames(names)} to declare`;
-      return `Waiting for ${listNames(names)} to declare`;
+      if (myTurn()) return t("Your call: in or out?");
+      const names = listNames(pendingSeats().map(nameOf));
+      if (view.options.declare === "sequential") return t("{names} to declare", { names });
+      return t("Waiting for {names} to declare", { names });
     }
     case "playing":
     case "last_turns": {
-      const prefix = view.phase === "last_turns" ? "Last turns: " : "";
-      const verb = pending && pending.action === "draw" ? "draw" : "discard or call";
-      if (myTurn()) return `${prefix}Your turn: ${verb}`;
-      return `${prefix}${nameOf(view.deal.turn)} to ${verb}`;
+      if (myTurn()) {
+        if (last) return draw ? t("Last turns: Your turn: draw") : t("Last turns: Your turn: discard or call");
+        return draw ? t("Your turn: draw") : t("Your turn: discard or call");
+      }
+      const name = nameNode(view.deal.turn);
+      if (last) return draw ? t("Last turns: {name} to draw", { name }) : t("Last turns: {name} to discard or call", { name });
+      return draw ? t("{name} to draw", { name }) : t("{name} to discard or call", { name });
     }
     case "showdown":
-      return "Showdown: ranking the hands…";
+      return t("Showdown: ranking the hands…");
     case "between_deals":
-      return view.game_in_progress ? "Next deal soon" : "Game over: the next game starts soon";
+      return view.game_in_progress ? t("Next deal soon") : t("Game over: the next game starts soon");
     default:
       return view.phase;
   }
 }
 
+// One line of the account of the table (a string or nodes), or null for none.
 function describeEvent(item) {
   const d = item.data || {};
-  const who = () => nameOf(d.seat);
+  const name = () => nameNode(d.seat);
+  const n = d.amount;
   switch (item.type) {
     case "table_created":
-      return "The table opened";
+      return t("The table opened");
     case "seated":
-      seatNames[String(d.seat)] = d.name;
-      return `${d.name} sat down with ${chips(d.stack)}`;
+      return tn("{name} sat down with {n} chip", "{name} sat down with {n} chips", d.stack, { name: bdi(d.name) });
     case "leaving":
-      return `${who()} leaves after this deal`;
+      return t("{name} leaves after this deal", { name: name() });
     case "away":
-      return `${who()} is away: not dealt in until back`;
+      return t("{name} is away: not dealt in until back", { name: name() });
     case "back":
-      return `${who()} is back`;
+      return t("{name} is back", { name: name() });
     case "left":
-      return `${who()} left the table`;
+      return t("{name} left the table", { name: name() });
     case "cashed_out":
-      return `${who()} cashed out ${chips(d.amount)}`;
+      return tn("{name} cashed out {n} chip", "{name} cashed out {n} chips", n, { name: name() });
     case "rebought":
-      return `${who()} bought ${chips(d.amount)} more`;
+      return tn("{name} bought {n} chip more", "{name} bought {n} chips more", n, { name: name() });
     case "game_started":
-      return `Game ${d.game_number} starts`;
+      return t("Game {number} starts", { number: d.game_number });
     case "game_ended":
-      return `Game ${d.game_number} is over`;
+      return t("Game {number} is over", { number: d.game_number });
     case "deal_started":
-      return `Deal ${d.hand_number}: ${nameOf(d.dealer)} deals`;
+      return t("Deal {number}: {name} deals", { number: d.hand_number, name: nameNode(d.dealer) });
     case "ante":
-      return d.amount ? `${who()} antes ${chips(d.amount)}` : null;
+      return n ? tn("{name} antes {n} chip", "{name} antes {n} chips", n, { name: name() }) : null;
     case "ante_skipped":
-      return `${who()} skips the ante`;
+      return t("{name} skips the ante", { name: name() });
     case "declared":
-      return `${who()} has decided`;
+      return t("{name} has decided", { name: name() });
     case "declarations_revealed": {
       const ins = Object.entries(d.choices || {}).filter(([, c]) => c === "in").map(([s]) => nameOf(s));
-      return ins.length ? `In: ${listNames(ins)}` : "Nobody went in";
+      return ins.length ? t("In: {names}", { names: listNames(ins) }) : t("Nobody went in");
     }
     case "showdown":
-      return "Showdown";
+      return t("Showdown");
     case "pot_won":
-      return `${who()} wins ${chips(d.amount)}`;
+      return tn("{name} wins {n} chip", "{name} wins {n} chips", n, { name: name() });
     case "pot_split":
-      return `${listNames((d.shares || []).map((s) => nameOf(s.seat)))} split the pot`;
+      return t("{names} split the pot", { names: listNames((d.shares || []).map((share) => nameOf(share.seat))) });
     case "paid":
-      return `${who()} pays ${chips(d.amount)}`;
+      return tn("{name} pays {n} chip", "{name} pays {n} chips", n, { name: name() });
     case "wimp_paid":
-      return `${who()} had the best hand and pays ${chips(d.amount)} (wimp)`;
+      // NOTE: "wimp" is the Guts rule by which the best hand pays when nobody went in.
+      return tn("{name} had the best hand and pays {n} chip (wimp)", "{name} had the best hand and pays {n} chips (wimp)",
+        n, { name: name() });
     case "timeout":
-      return `${who()} ran out of time`;
+      return t("{name} ran out of time", { name: name() });
     case "turn_held":
-      return `${who()}'s call waits for the hand evaluator: the turn is held open`;
+      return t("{name}'s call waits for the hand evaluator: the turn is held open", { name: name() });
     case "wild_card":
-      return `Wild card: ${cardLabel(d.card)} (${RANK_WORDS[d.rank] || `${d.rank}s`} are wild)`;
+      return t("Wild card: {card} ({wild})", { card: cardWord(d.card), wild: wildWords(d.rank) });
     case "drew":
-      return d.card ? `${who()} took ${cardLabel(d.card)} from the pile` : `${who()} drew from the stock`;
+      return d.card
+        ? t("{name} took {card} from the pile", { name: name(), card: cardWord(d.card) })
+        : t("{name} drew from the stock", { name: name() });
     case "discarded":
-      return `${who()} discarded ${cardLabel(d.card)}`;
+      return t("{name} discarded {card}", { name: name(), card: cardWord(d.card) });
     case "called":
-      return `${who()} calls with ${d.description}`;
+      // NOTE: {hand} is the hand's rank in words, e.g. "Four eights and two aces".
+      return t("{name} calls with {hand}", { name: name(), hand: described(d.description, d.cards, item.wildRank) });
     case "laid_down":
-      return `${who()} lays down ${d.description}`;
+      return t("{name} lays down {hand}", { name: name(), hand: described(d.description, d.cards, item.wildRank) });
     case "reshuffled":
-      return "The discards were shuffled into a new stock";
+      return t("The discards were shuffled into a new stock");
     case "deal_void":
-      return "No call: the deal is void";
+      return t("No call: the deal is void");
     case "pot_carried":
-      return `The pot of ${chips(d.pot)} carries over`;
+      return tn("The pot of {n} chip carries over", "The pot of {n} chips carries over", d.pot);
     default:
       return null;
   }
 }
 
 function logEvent(item) {
-  const line = describeEvent(item);
-  if (!line) return;
-  logLines.push(line);
+  if (item.type === "seated") seatNames[String(item.data.seat)] = item.data.name;
+  // the wild rank of the deal a call was made in, for its words in another language
+  if (view && view.deal) item.wildRank = view.deal.wild_rank;
+  if (!describeEvent(item)) return;
+  logLines.push(item);
   while (logLines.length > LOG_LENGTH) logLines.shift();
-  $("log").replaceChildren(...logLines.slice().reverse().map((text) => el("li", { text })));
+  drawLog();
+}
+
+function drawLog() {
+  $("log").replaceChildren(...logLines.slice().reverse().map((item) => el("li", {}, [describeEvent(item)])));
 }
 
 // --------------------------------------------------------------------- chips moved
@@ -887,26 +992,29 @@ function dealMoney(deal) {
   return { won, paid };
 }
 
+// The deal's outcome in sentences (nodes: the names are set apart).
 function headline(deal) {
   const { won, paid } = dealMoney(deal);
   const winners = Object.keys(won);
   const parts = [];
   if (winners.length === 1) {
-    parts.push(`${nameOf(winners[0])} wins ${chips(won[winners[0]])}.`);
+    const amount = won[winners[0]];
+    parts.push(tn("{name} wins {n} chip.", "{name} wins {n} chips.", amount, { name: nameNode(winners[0]) }));
   } else if (winners.length > 1) {
-    const shares = winners.map((s) => `${nameOf(s)} ${won[s]}`).join(", ");
-    parts.push(`${listNames(winners.map(nameOf))} split the pot (${shares}).`);
+    const shares = listNames(winners.map(nameOf));
+    const each = winners.map((seat) => `${nameOf(seat)} ${number(won[seat])}`).join(", ");
+    parts.push(t("{names} split the pot ({shares}).", { names: shares, shares: each }));
   } else if (deal.outcome === "nobody_in") {
-    parts.push("Nobody went in: the pot stays for the next deal.");
+    parts.push(t("Nobody went in: the pot stays for the next deal."));
   } else if (deal.outcome === "void") {
-    parts.push("No call before the stock ran out: the deal is void and the pot carries over.");
+    parts.push(t("No call before the stock ran out: the deal is void and the pot carries over."));
   } else {
-    parts.push("Nobody wins this deal.");
+    parts.push(t("Nobody wins this deal."));
   }
   for (const [seat, amount] of Object.entries(paid)) {
-    parts.push(`${nameOf(seat)} pays ${chips(amount)}.`);
+    parts.push(tn("{name} pays {n} chip.", "{name} pays {n} chips.", amount, { name: nameNode(seat) }));
   }
-  return parts.join(" ");
+  return parts.flatMap((part, i) => (i ? [" ", part] : [part]));
 }
 
 // --------------------------------------------------------------------- drawing
@@ -922,10 +1030,12 @@ function render() {
   document.title = `${view.name} · cardroom`;
   $("table-name").textContent = view.name;
   const game = $("game");
-  game.textContent = view.game === "guts" ? `${view.options.cards}-card Guts` : "Paiute";
+  game.textContent = view.game === "guts" ? gutsName(view.options.cards) : t("Paiute");
   game.className = `tag ${view.game}`;
-  $("pot").textContent = view.reserve ? `${view.pot} (+${view.reserve} reserve)` : String(view.pot);
-  $("phase").textContent = phaseText();
+  $("pot").textContent = view.reserve
+    ? t("{pot} (+{reserve} reserve)", { pot: view.pot, reserve: view.reserve })
+    : number(view.pot);
+  $("phase").replaceChildren(phaseText());
   $("status").classList.toggle("mine", myTurn());
   renderBoard();
   renderSeats();
@@ -946,19 +1056,21 @@ function renderBoard() {
   board.hidden = false;
   board.replaceChildren(
     el("div", { class: "pile" }, [
-      el("span", { class: "label", text: "Wild" }),
+      // NOTE: the card whose rank is wild in this Paiute deal.
+      el("span", { class: "label", text: t("Wild") }),
       cardNode(deal.wild_card, "span", { class: "wild" }),
-      el("span", { class: "muted", text: `${RANK_WORDS[deal.wild_rank] || `${deal.wild_rank}s`} are wild` }),
+      el("span", { class: "muted", text: wildWords(deal.wild_rank) }),
     ]),
     el("div", { class: "pile" }, [
-      el("span", { class: "label", text: "Discard pile" }),
+      el("span", { class: "label", text: t("Discard pile") }),
       deal.discard_top ? cardNode(deal.discard_top) : el("span", { class: "card empty", text: "–" }),
-      el("span", { class: "muted", text: `${deal.discard_size} card${deal.discard_size === 1 ? "" : "s"}` }),
+      el("span", { class: "muted", text: tn("{n} card", "{n} cards", deal.discard_size) }),
     ]),
     el("div", { class: "pile" }, [
-      el("span", { class: "label", text: "Stock" }),
+      // NOTE: the face-down cards players draw from.
+      el("span", { class: "label", text: t("Stock") }),
       cardBack(),
-      el("span", { class: "muted", text: `${deal.stock_size} left` }),
+      el("span", { class: "muted", text: tn("{n} left", "{n} left", deal.stock_size) }),
     ]),
   );
 }
@@ -967,19 +1079,21 @@ function seatBadges(seat, record) {
   const deal = view.deal;
   const key = String(seat);
   const badges = [];
-  if (isMine(seat)) badges.push(["you", "You"]);
-  if (view.dealer === seat && view.game_in_progress) badges.push(["dealer", "Dealer"]);
-  if (pendingSeats().includes(seat)) badges.push(["turn", view.phase === "declaring" ? "Deciding" : "To play"]);
+  if (isMine(seat)) badges.push(["you", t("You")]);
+  if (view.dealer === seat && view.game_in_progress) badges.push(["dealer", t("Dealer")]);
+  if (pendingSeats().includes(seat)) badges.push(["turn", view.phase === "declaring" ? t("Deciding") : t("To play")]);
   if (deal && deal.players.includes(seat)) {
     const choice = deal.declarations && deal.declarations[key];
-    if (choice) badges.push([choice, choice === "in" ? "In" : "Out"]);
-    else if (deal.declared && deal.declared.includes(seat) && !deal.ended) badges.push(["declared", "Decided"]);
-    if (deal.caller === seat) badges.push(["in", "Called"]);
+    // NOTE: a Guts player's declaration: in (plays for the pot) or out (drops the hand).
+    if (choice) badges.push([choice, choice === "in" ? t("In") : t("Out")]);
+    else if (deal.declared && deal.declared.includes(seat) && !deal.ended) badges.push(["declared", t("Decided")]);
+    // NOTE: a Paiute player who called: showed a winning hand, the others get a last turn.
+    if (deal.caller === seat) badges.push(["in", t("Called")]);
   }
-  if (record.status === "waiting") badges.push(["muted", "Next game"]);
-  if (record.leaving) badges.push(["muted", "Leaving"]);
-  if (record.away) badges.push(["muted", "Away"]);
-  if (record.out_of_chips) badges.push(["out", "No chips"]);
+  if (record.status === "waiting") badges.push(["muted", t("Next game")]);
+  if (record.leaving) badges.push(["muted", t("Leaving")]);
+  if (record.away) badges.push(["muted", t("Away")]);
+  if (record.out_of_chips) badges.push(["out", t("No chips")]);
   return badges.map(([kind, text]) => el("span", { class: `badge ${kind}`, text }));
 }
 
@@ -993,29 +1107,35 @@ function renderSeats() {
     let hidden = null;
     if (deal && !deal.ended && record.in_hand && !isMine(seat) && !(deal.shown && deal.shown[key])) {
       const count = view.game === "guts" ? deal.cards_per_hand : (deal.hand_sizes || {})[key] || 0;
-      hidden = el("span", { class: "backs", attrs: { "aria-label": `${count} cards face down` } },
+      const face = tn("{n} card face down", "{n} cards face down", count);
+      hidden = el("span", { class: "backs", attrs: { "aria-label": face, role: "img" } },
         Array.from({ length: count }, () => cardBack()));
     }
     let change = null;
     const delta = (money.won[key] || 0) - (money.paid[key] || 0);
-    if (delta) change = el("span", { class: `delta ${delta > 0 ? "up" : "down"}`, text: delta > 0 ? `+${delta}` : `−${-delta}` });
+    if (delta) {
+      change = el("span", {
+        class: `delta ${delta > 0 ? "up" : "down"}`, attrs: { dir: "ltr" },
+        text: delta > 0 ? `+${number(delta)}` : `−${number(-delta)}`,
+      });
+    }
     const classes = ["seat"];
     if (isMine(seat)) classes.push("me");
     if (pendingSeats().includes(seat)) classes.push("turn");
     return el("li", { class: classes.join(" "), attrs: { "data-seat": key } }, [
       el("div", { class: "who" }, [
-        el("span", { class: "name", text: record.name }),
+        el("bdi", { class: "name", text: record.name }),
         el("span", { class: "badges" }, seatBadges(seat, record)),
       ]),
       hidden,
       el("div", { class: "stack" }, [
-        el("span", { class: "chips", attrs: { "data-stack": record.stack }, text: String(record.stack) }),
+        el("span", { class: "chips", attrs: { "data-stack": record.stack, dir: "ltr" }, text: number(record.stack) }),
         change,
       ]),
     ]);
   });
   $("seats").replaceChildren(...items);
-  if (!items.length) $("seats").replaceChildren(el("li", { class: "muted", text: "Nobody is seated yet." }));
+  if (!items.length) $("seats").replaceChildren(el("li", { class: "muted", text: t("Nobody is seated yet.") }));
 }
 
 function pickable() {
@@ -1051,7 +1171,7 @@ function renderHand() {
     });
   });
   $("my-cards").replaceChildren(...nodes);
-  if (!cards.length) $("my-cards").replaceChildren(el("p", { class: "muted", text: "No cards: you are not in this deal." }));
+  if (!cards.length) $("my-cards").replaceChildren(el("p", { class: "muted", text: t("No cards: you are not in this deal.") }));
   renderHint(cards, drawn);
   renderActions(cards, drawn);
 }
@@ -1104,14 +1224,15 @@ function renderHint(cards, drawn) {
   box.hidden = false;
   const best = hint.cards;
   if (!hint.result) {
-    box.replaceChildren("Looking for a winning combination…");
+    box.replaceChildren(t("Looking for a winning combination…"));
   } else if (!best) {
-    box.replaceChildren("No winning combination yet: tap one card and discard it.");
+    box.replaceChildren(t("No winning combination yet: tap one card and discard it."));
   } else {
     box.replaceChildren(
-      el("span", { text: `You can call: ${hint.result.description}. ` }),
+      el("span", { text: t("You can call: {hand}.", { hand: hint.result.description }) }),
+      " ",
       el("button", {
-        class: "quiet", text: "Select it", attrs: { type: "button", id: "select-best" },
+        class: "quiet", text: t("Select it"), attrs: { type: "button", id: "select-best" },
         on: { click: () => { selected = new Set(best); render(); } },
       }),
     );
@@ -1121,10 +1242,9 @@ function renderHint(cards, drawn) {
 function button(text, kind, onClick, options = {}) {
   return el("button", {
     class: kind,
-    text,
     attrs: { type: "button", disabled: busy || options.disabled, id: options.id, "data-action": options.action },
     on: { click: onClick },
-  });
+  }, [text]);
 }
 
 function renderActions(cards, drawn) {
@@ -1132,35 +1252,50 @@ function renderActions(cards, drawn) {
   const buttons = [];
   const seats = Object.keys(view.seats).length;
   if (view.phase === "waiting" && mySeat !== null) {
-    buttons.push(button("Start the game", "primary", () => act({ action: "start" }), {
+    buttons.push(button(t("Start the game"), "primary", () => act({ action: "start" }), {
       disabled: seats < view.options.min_players, action: "start",
     }));
   } else if (view.phase === "declaring" && myTurn()) {
-    buttons.push(button("In", "primary big", () => act({ action: "declare", choice: "in" }), { action: "in" }));
-    buttons.push(button("Out", "secondary big", () => act({ action: "declare", choice: "out" }), { action: "out" }));
+    // NOTE: the Guts buttons: go in (play for the pot) or out (drop the hand).
+    buttons.push(button(t("In"), "primary big", () => act({ action: "declare", choice: "in" }), { action: "in" }));
+    buttons.push(button(t("Out"), "secondary big", () => act({ action: "declare", choice: "out" }), { action: "out" }));
   } else if (view.phase === "declaring" && view.you && view.you.declaration) {
-    buttons.push(el("p", { class: "muted", text: `You are ${view.you.declaration}. Waiting for the others…` }));
+    const waiting = view.you.declaration === "in"
+      ? t("You are in. Waiting for the others…")
+      : t("You are out. Waiting for the others…");
+    buttons.push(el("p", { class: "muted", text: waiting }));
   } else if (view.game === "paiute" && myTurn() && view.pending.action === "draw") {
     const deal = view.deal;
-    buttons.push(button(`Draw from the stock (${deal.stock_size})`, "primary big",
+    buttons.push(button(t("Draw from the stock ({n})", { n: deal.stock_size }), "primary big",
       () => act({ action: "draw", source: "stock" }), { action: "draw-stock" }));
     if (deal.discard_top) {
-      buttons.push(button(`Take ${cardLabel(deal.discard_top)} from the pile`, "secondary big",
+      buttons.push(button(t("Take {card} from the pile", { card: cardWord(deal.discard_top) }), "secondary big",
         () => act({ action: "draw", source: "discard" }), { action: "draw-discard" }));
     }
   } else if (pickable()) {
     const picked = cards.filter((code) => selected.has(code));
     const fromPile = drawn && drawn.source === "discard" ? drawn.card : null;
     const discardable = picked.length === 1 && picked[0] !== fromPile;
-    buttons.push(button(picked.length === 1 ? `Discard ${cardLabel(picked[0])}` : "Discard (tap one card)", "secondary big",
+    const discard = picked.length === 1 ? t("Discard {card}", { card: cardWord(picked[0]) }) : t("Discard (tap one card)");
+    buttons.push(button(discard, "secondary big",
       () => act({ action: "discard", card: picked[0] }, "discard"), { disabled: !discardable, action: "discard" }));
     const callable = picked.length === 5 || picked.length === 6;
-    const verb = view.phase === "last_turns" ? "Lay down" : "Call";
-    buttons.push(button(callable ? `${verb} with these ${picked.length}` : `${verb} (tap 5 or 6 cards)`, "primary big", () => {
+    let call;
+    if (view.phase === "last_turns") {
+      // NOTE: in a Paiute deal's last turns a player lays down a winning hand instead of calling.
+      call = callable ? t("Lay down these {n}", { n: picked.length }) : t("Lay down (tap 5 or 6 cards)");
+    } else {
+      // NOTE: to call in Paiute is to show a winning hand of 5 or 6 cards and end the deal.
+      call = callable ? t("Call with these {n}", { n: picked.length }) : t("Call (tap 5 or 6 cards)");
+    }
+    buttons.push(button(call, "primary big", () => {
       const rest = cards.filter((code) => !selected.has(code));
       act({ action: "call", cards: picked, discard: rest.length ? rest[0] : null }, "call");
     }, { disabled: !callable, action: "call" }));
-    if (fromPile) buttons.push(el("p", { class: "muted", text: `${cardLabel(fromPile)} came from the pile: it cannot be discarded this turn.` }));
+    if (fromPile) {
+      const card = cardWord(fromPile);
+      buttons.push(el("p", { class: "muted" }, [t("{card} came from the pile: it cannot be discarded this turn.", { card })]));
+    }
   }
   box.replaceChildren(...buttons);
 }
@@ -1175,18 +1310,19 @@ function renderResult() {
     return;
   }
   section.hidden = false;
-  $("result-title").textContent = deal.ended ? `Deal ${deal.number}: result` : "Shown so far";
-  $("headline").textContent = deal.ended ? headline(deal) : `${nameOf(deal.caller)} called; the others get a last turn.`;
+  $("result-title").textContent = deal.ended ? t("Deal {number}: result", { number: deal.number }) : t("Shown so far");
+  const said = deal.ended ? headline(deal) : [t("{name} called; the others get a last turn.", { name: nameNode(deal.caller) })];
+  $("headline").replaceChildren(...said);
   const { won } = dealMoney(deal);
   const ranks = deal.ranks || {};
   const claims = deal.claims || {};
   $("shown").replaceChildren(...seats.map((seat) => {
     const description = (ranks[seat] && ranks[seat].description) || (claims[seat] && claims[seat].description) || "";
     return el("li", { class: won[seat] ? "winner" : "", attrs: { "data-seat": seat } }, [
-      el("span", { class: "name", text: nameOf(seat) }),
-      el("span", { class: "cards" }, shown[seat].map((code) => cardNode(code))),
-      el("span", { class: "description", text: description }),
-      won[seat] ? el("span", { class: "badge in", text: `Wins ${won[seat]}` }) : null,
+      el("bdi", { class: "name", text: nameOf(seat) }),
+      el("span", { class: "cards", attrs: { dir: "ltr" } }, shown[seat].map((code) => cardNode(code))),
+      el("span", { class: "description", text: described(description, shown[seat]) }),
+      won[seat] ? el("span", { class: "badge in", text: t("Wins {n}", { n: won[seat] }) }) : null,
     ]);
   }));
 }
@@ -1222,7 +1358,9 @@ function tick() {
   }
   const left = Math.max(0, Math.ceil(deadline - Date.now() / 1000));
   const minutes = Math.floor(left / 60);
-  node.textContent = minutes ? `${minutes}:${String(left % 60).padStart(2, "0")}` : `${left}s`;
+  const seconds = new Intl.NumberFormat(language(), { minimumIntegerDigits: 2 }).format(left % 60);
+  // NOTE: the time left to decide, under a minute: "42s" (over a minute the page shows "1:05").
+  node.textContent = minutes ? `${number(minutes)}:${seconds}` : t("{seconds}s", { seconds: left });
   node.classList.toggle("urgent", left <= 5);
   // The server's clock applies a passed deadline and its events come on the stream; a
   // seat reads the table again only if they are long overdue.
@@ -1243,7 +1381,7 @@ async function sit(event) {
   const name = form.elements.namedItem("name").value.trim();
   const buyIn = Number(form.elements.namedItem("buy_in").value);
   if (!Number.isInteger(buyIn)) {
-    report(new ProblemError(422, { detail: "The buy-in is a whole number of chips." }), "sit");
+    report(new ProblemError(422, { detail: t("The buy-in is a whole number of chips.") }), "sit");
     return;
   }
   const submit = form.querySelector("button[type=submit]");
@@ -1268,7 +1406,7 @@ async function rebuy(event) {
   event.preventDefault();
   const amount = Number(event.target.elements.namedItem("amount").value);
   if (!Number.isInteger(amount)) {
-    report(new ProblemError(422, { detail: "The amount is a whole number of chips." }), "act");
+    report(new ProblemError(422, { detail: t("The amount is a whole number of chips.") }), "act");
     return;
   }
   await act({ action: "rebuy", amount });
@@ -1306,4 +1444,13 @@ document.addEventListener("visibilitychange", () => {
 });
 // Seat tokens kept by earlier versions of this page: the player's key replaces them.
 window.localStorage.removeItem(`cardroom.seat.${tableId}`);
+let spoken = false;
+onLanguageChange(() => {
+  translateStatic(WORDS);
+  drawLog();
+  render();
+  // Another language: the table read again brings its hands' descriptions in it.
+  if (spoken) resync();
+  spoken = true;
+});
 resync();

@@ -4,7 +4,8 @@ The pages are static files (``gateway/web``) that play through the public HTTP A
 other client; nothing here reads a table. The one thing a page is told is how players sign
 up here (``PLAYERS_MODE``): its ``<meta name="cardroom-players-mode">`` is filled in when it
 is served. Every response carries a Content-Security-Policy that lets the page load and
-fetch only from this gateway, with no inline script or style.
+fetch only from this gateway, with no inline script or style. The pages' words in each
+language come as JSON from their gettext catalogue (``/web/i18n/<lang>.json``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from flask import Blueprint, Response, current_app, request, send_from_directory
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from gateway.errors import problem
+from gateway.i18n import LANGUAGES
+from gateway.i18n.page import page_catalog
+from gateway.jsonio import dumps_bytes
 from gateway.settings import Settings
 
 WEB_DIR = Path(__file__).resolve().parents[2] / "web"
@@ -77,3 +81,15 @@ def asset(filename: str) -> WerkzeugResponse:
     if Path(filename).suffix not in ASSET_SUFFIXES or not (WEB_DIR / filename).is_file():
         raise problem("route_not_found", f"No page asset named {filename!r}.")
     return _harden(send_from_directory(WEB_DIR, filename, max_age=ASSET_MAX_AGE_SECONDS))
+
+
+@pages_blueprint.get("/web/i18n/<language>.json")
+def page_words(language: str) -> WerkzeugResponse:
+    """Serve the pages' words in one language: its page catalogue as JSON."""
+    if language not in LANGUAGES:
+        raise problem("route_not_found", "The pages speak no such language.")
+    response = Response(dumps_bytes(page_catalog(language)), mimetype="application/json")
+    # The catalogue changes with a release, as the scripts do.
+    response.headers["Cache-Control"] = f"public, max-age={ASSET_MAX_AGE_SECONDS}"
+    response.add_etag()
+    return _harden(response.make_conditional(request))
