@@ -126,6 +126,7 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     from gateway.http.auth import AuthStep
     from gateway.http.cors import CorsStep
     from gateway.http.docs import docs_blueprint
+    from gateway.http.language import LanguageStep
     from gateway.http.limits import request_limits
     from gateway.http.moves import MovesEndpoint
     from gateway.http.pipeline import Step, install_pipeline
@@ -159,7 +160,12 @@ def create_app(settings: Settings | None = None, service: TableService | None = 
     # every request, moves and Flask's routes alike, passes these steps in this order
     # CORS first: a preflight needs no credential, and a refusal is readable by an allowed page;
     # then who sent the request: the rate limits count a player, not a key
-    steps: list[Step] = [CorsStep(settings.cors_origins), AuthStep(players.credentials)]
+    # the language before the others: a refusal of theirs is said in it too
+    steps: list[Step] = [
+        CorsStep(settings.cors_origins),
+        LanguageStep(),
+        AuthStep(players.credentials),
+    ]
     limits = request_limits(settings, service.store)
     if limits is not None:
         steps.append(RateLimitStep(limits))

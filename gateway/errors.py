@@ -20,7 +20,7 @@ plus ``field`` when one request member is to blame and any `extra` members. The
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 log = logging.getLogger("gateway.errors")
@@ -140,13 +140,19 @@ class ApiError(Exception):
         field: str | None = None,
         headers: Mapping[str, str] | None = None,
         extra: Mapping[str, Any] | None = None,
+        **params: Any,
     ) -> None:
-        super().__init__(detail)
+        """`detail` is a full sentence, a `str.format` template of `params` when given:
+        `body` says the title and the detail in the language asked (gateway.i18n)."""
+        text = detail.format(**params) if params else detail
+        super().__init__(text)
         self.status = status
         self.code = code
         # a gateway code's title is the one of PROBLEM_CODES, wherever it is raised
         self.title = PROBLEM_CODES[code][1] if code in PROBLEM_CODES else title
-        self.detail = detail
+        self.detail = text
+        self.template = detail
+        self.params: dict[str, Any] = params
         self.field = field
         self.headers: dict[str, str] = dict(headers or {})
         self.extra: dict[str, Any] = dict(extra or {})
@@ -154,14 +160,23 @@ class ApiError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.status}, {self.code!r}, {self.detail!r})"
 
-    def body(self, instance: str) -> dict[str, Any]:
-        """Return the problem+json members; `extra` never overrides the standard ones."""
+    def body(
+        self, instance: str, say: Callable[[str, Mapping[str, Any]], str] | None = None
+    ) -> dict[str, Any]:
+        """Return the problem+json members; `extra` never overrides the standard ones.
+
+        `say(template, params)` words the title and the detail in the language asked;
+        without it they are the English ones.
+        """
         members: dict[str, Any] = dict(self.extra)
+        title, detail = self.title, self.detail
+        if say is not None:
+            title, detail = say(self.title, {}), say(self.template, self.params)
         members.update(
             type=problem_type(self.code),
-            title=self.title,
+            title=title,
             status=self.status,
-            detail=self.detail,
+            detail=detail,
             code=self.code,
             instance=instance,
         )
@@ -177,10 +192,13 @@ def problem(
     field: str | None = None,
     headers: Mapping[str, str] | None = None,
     extra: Mapping[str, Any] | None = None,
+    **params: Any,
 ) -> ApiError:
     """Return the ApiError of a gateway code; its status and title come from PROBLEM_CODES."""
     status, title = PROBLEM_CODES[code]
-    return ApiError(status, code, title, detail, field=field, headers=headers, extra=extra)
+    return ApiError(
+        status, code, title, detail, field=field, headers=headers, extra=extra, **params
+    )
 
 
 class EvaluatorUnavailable(ApiError):  # noqa: N818 - named after its problem code
@@ -189,11 +207,11 @@ class EvaluatorUnavailable(ApiError):  # noqa: N818 - named after its problem co
     retried until then, so the two look alike from here)."""
 
     def __init__(
-        self, detail: str = "The hand evaluator cannot be reached; retry shortly."
+        self, detail: str = "The hand evaluator cannot be reached; retry shortly.", **params: Any
     ) -> None:
         status, title = PROBLEM_CODES["evaluator_unavailable"]
         super().__init__(
-            status, "evaluator_unavailable", title, detail, headers={"Retry-After": "2"}
+            status, "evaluator_unavailable", title, detail, headers={"Retry-After": "2"}, **params
         )
 
 
@@ -207,20 +225,25 @@ class StoreUnavailable(ApiError):  # noqa: N818 - named after its problem code
 
 def table_not_found(table_id: str) -> ApiError:
     """Return 404 table_not_found."""
-    return problem("table_not_found", f"No table {table_id!r} exists.", field="table_id")
+    return problem(
+        "table_not_found", "No table {table_id!r} exists.", field="table_id", table_id=table_id
+    )
 
 
 def seat_not_found(seat: int | str) -> ApiError:
     """Return 404 seat_not_found."""
-    return problem("seat_not_found", f"Seat {seat} is not taken at this table.", field="seat")
+    return problem(
+        "seat_not_found", "Seat {seat} is not taken at this table.", field="seat", seat=seat
+    )
 
 
 def hand_not_found(hand_number: int | str) -> ApiError:
     """Return 404 hand_not_found: no such deal, or it is still being played."""
     return problem(
         "hand_not_found",
-        f"Hand {hand_number} has not been played to the end at this table.",
+        "Hand {hand_number} has not been played to the end at this table.",
         field="hand_number",
+        hand_number=hand_number,
     )
 
 
@@ -245,7 +268,9 @@ def invalid_token() -> ApiError:
 
 def wrong_seat(seat: int | str) -> ApiError:
     """Return 403 wrong_seat: the token belongs to another seat than the one named."""
-    return problem("wrong_seat", f"The seat token does not belong to seat {seat}.", field="seat")
+    return problem(
+        "wrong_seat", "The seat token does not belong to seat {seat}.", field="seat", seat=seat
+    )
 
 
 def idempotency_key_reused() -> ApiError:
@@ -281,9 +306,10 @@ def stale_version(current_etag: str) -> ApiError:
     """Return 412 stale_version: If-Match names an older version than `current_etag`."""
     return problem(
         "stale_version",
-        f"The table has changed since the version given in If-Match; it is now {current_etag}.",
+        "The table has changed since the version given in If-Match; it is now {current_etag}.",
         field="If-Match",
         headers={"ETag": current_etag},
+        current_etag=current_etag,
     )
 
 
@@ -292,11 +318,13 @@ def internal_error() -> ApiError:
     return problem("internal_error", INTERNAL_DETAIL)
 
 
-def from_rule_error(code: str, detail: str, field: str | None) -> ApiError:
-    """Return the ApiError for a game rule's code, status from RULE_ERROR_STATUS."""
+def from_rule_error(code: str, detail: str, field: str | None, **params: Any) -> ApiError:
+    """Return the ApiError for a game rule's code, status from RULE_ERROR_STATUS (`detail`
+    a template of `params`, as a RuleError's `template` and `params` are)."""
     if code in INTERNAL_RULE_CODES:
         log.error("the rules refused the gateway's own call: %s (%s)", code, detail)
         return internal_error()
     # a rule may also raise one of the gateway's own codes (invalid_card, unsupported_action)
     status = RULE_ERROR_STATUS.get(code) or PROBLEM_CODES.get(code, (RULE_ERROR_DEFAULT_STATUS,))[0]
-    return ApiError(status, code, code.replace("_", " ").capitalize(), detail, field=field)
+    title = code.replace("_", " ").capitalize()
+    return ApiError(status, code, title, detail, field=field, **params)

@@ -129,9 +129,12 @@ class EvaluatorClient:
             return ApiError(422, "invalid_hand", "Invalid hand", detail, field=blamed)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             return EvaluatorUnavailable(
-                f"The hand evaluator did not answer within {self._timeout:g} s; retry shortly."
+                "The hand evaluator did not answer within {timeout:g} s; retry shortly.",
+                timeout=self._timeout,
             )
-        return EvaluatorUnavailable(f"The hand evaluator did not answer ({code.name}).")
+        return EvaluatorUnavailable(
+            "The hand evaluator did not answer ({status}).", status=code.name
+        )
 
     def ping(self) -> None:
         """Raise unless an evaluator answers."""

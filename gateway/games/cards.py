@@ -26,8 +26,9 @@ def canonical_card(text: object, field: str = "card") -> str:
             return rank + suit
     raise RuleError(
         "invalid_card",
-        f"{text!r} is not a card (rank 2-10, J, Q, K or A, then c, d, h or s).",
+        "{text!r} is not a card (rank 2-10, J, Q, K or A, then c, d, h or s).",
         field,
+        text=text,
     )
 
 

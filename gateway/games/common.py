@@ -73,10 +73,15 @@ Transition = tuple[dict[str, Any], list[Event]]
 class RuleError(Exception):
     """A move that the rules forbid; the state it was tried on is left unchanged."""
 
-    def __init__(self, code: str, detail: str, field: str | None = None) -> None:
-        super().__init__(detail)
+    def __init__(self, code: str, detail: str, field: str | None = None, **params: object) -> None:
+        """`detail` is a full sentence, a `str.format` template of `params` when given
+        (the gateway says it in the client's language: gateway.i18n)."""
+        text = detail.format(**params) if params else detail
+        super().__init__(text)
         self.code = code
-        self.detail = detail
+        self.detail = text
+        self.template = detail
+        self.params = params
         self.field = field
 
     def __repr__(self) -> str:

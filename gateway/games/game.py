@@ -142,7 +142,9 @@ def unsupported(game: str, move: Move) -> RuleError:
 
 def unsupported_move(game: str, name: str) -> RuleError:
     """The error for a move called `name` that `game` has not."""
-    return RuleError("unsupported_action", f"A {game} table has no {name!r} move.", "action")
+    return RuleError(
+        "unsupported_action", "A {game} table has no {name!r} move.", "action", game=game, name=name
+    )
 
 
 # --------------------------------------------------------------------------- records
@@ -430,4 +432,4 @@ def move_of(action: Mapping[str, Any], deck: Callable[[], Deck]) -> Move:
             tuple(canonical_card(card, "cards") for card in action["cards"]),
             None if spare is None else canonical_card(spare, "discard"),
         )
-    raise RuleError("unsupported_action", f"There is no {kind!r} move.", "action")
+    raise RuleError("unsupported_action", "There is no {kind!r} move.", "action", kind=kind)

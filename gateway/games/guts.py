@@ -108,8 +108,10 @@ def validate_options(raw: Mapping[str, Any]) -> dict[str, Any]:
     if cap is not None and checked["cap_mode"] == "per_deal" and cap < ante:
         raise checks.bad_option(
             "cap",
-            f"A per-deal cap of {cap} is below the ante ({ante}): nobody may pay more than"
+            "A per-deal cap of {cap} is below the ante ({ante}): nobody may pay more than"
             " the cap into the pot in one deal, antes included.",
+            cap=cap,
+            ante=ante,
         )
     checked["turn_seconds"] = checks.turn_seconds(raw, GUTS_DEFAULTS)
     checked["deal_pause_seconds"] = checks.deal_pause_seconds(raw, GUTS_DEFAULTS)
@@ -360,12 +362,18 @@ def verify_declare(state: State, seat: int, choice: str, now: float) -> None:
     if seat not in deal["players"] or (
         deal["player_ids"][str(seat)] != state["seats"][str(seat)]["player_id"]
     ):
-        raise RuleError("not_your_turn", f"Seat {seat} is not dealt into this deal.", "seat")
+        raise RuleError(
+            "not_your_turn", "Seat {seat} is not dealt into this deal.", "seat", seat=seat
+        )
     if str(seat) in deal["declarations"]:
-        raise RuleError("already_declared", f"Seat {seat} has already declared.", "seat")
+        raise RuleError("already_declared", "Seat {seat} has already declared.", "seat", seat=seat)
     if deal["turn"] is not None and deal["turn"] != seat:
         raise RuleError(
-            "not_your_turn", f"Seat {deal['turn']} declares before seat {seat}.", "seat"
+            "not_your_turn",
+            "Seat {turn} declares before seat {seat}.",
+            "seat",
+            turn=deal["turn"],
+            seat=seat,
         )
     if now >= state["deadline"]:
         raise RuleError(

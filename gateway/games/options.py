@@ -18,9 +18,9 @@ MAX_CHIPS = 1_000_000_000
 Options = Mapping[str, Any]
 
 
-def bad_option(name: str, detail: str) -> RuleError:
-    """The error for option `name`, with a full-sentence `detail`."""
-    return RuleError("invalid_option", detail, name)
+def bad_option(option: str, detail: str, /, **params: object) -> RuleError:
+    """The error for `option`, with a full-sentence `detail` (a template of `params`)."""
+    return RuleError("invalid_option", detail, option, **params)
 
 
 def verify_known(raw: object, defaults: Options) -> Options:
@@ -31,8 +31,10 @@ def verify_known(raw: object, defaults: Options) -> Options:
         if name not in defaults:
             raise RuleError(
                 "invalid_option",
-                f"Unknown table option {name!r}; the options are {', '.join(defaults)}.",
+                "Unknown table option {name!r}; the options are {options}.",
                 str(name),
+                name=name,
+                options=", ".join(defaults),
             )
     return raw
 
@@ -41,9 +43,11 @@ def whole_number(raw: Options, defaults: Options, name: str, low: int, high: int
     """Option `name` as a whole number from `low` to `high`."""
     value = raw.get(name, defaults[name])
     if isinstance(value, bool) or not isinstance(value, int):
-        raise bad_option(name, f"Option {name!r} must be a whole number.")
+        raise bad_option(name, "Option {name!r} must be a whole number.", name=name)
     if not low <= value <= high:
-        raise bad_option(name, f"Option {name!r} must be between {low} and {high}.")
+        raise bad_option(
+            name, "Option {name!r} must be between {low} and {high}.", name=name, low=low, high=high
+        )
     return value
 
 
@@ -51,7 +55,7 @@ def true_or_false(raw: Options, defaults: Options, name: str) -> bool:
     """Option `name` as true or false."""
     value = raw.get(name, defaults[name])
     if not isinstance(value, bool):
-        raise bad_option(name, f"Option {name!r} must be true or false.")
+        raise bad_option(name, "Option {name!r} must be true or false.", name=name)
     return value
 
 
@@ -59,7 +63,10 @@ def one_of(raw: Options, defaults: Options, name: str, allowed: tuple[str, ...])
     """Option `name` as one of the texts `allowed`."""
     value = raw.get(name, defaults[name])
     if not isinstance(value, str) or value not in allowed:
-        raise bad_option(name, f"Option {name!r} must be one of {', '.join(allowed)}.")
+        choices = ", ".join(allowed)
+        raise bad_option(
+            name, "Option {name!r} must be one of {choices}.", name=name, choices=choices
+        )
     return value
 
 

@@ -98,7 +98,12 @@ def _limited_int(raw: Mapping[str, Any], name: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
         return value
     raise RuleError(
-        "invalid_option", f"Option {name!r} must be a whole number from {low} to {high}.", name
+        "invalid_option",
+        "Option {name!r} must be a whole number from {low} to {high}.",
+        name,
+        name=name,
+        low=low,
+        high=high,
     )
 
 
@@ -310,9 +315,16 @@ def _verify_turn(state: State, seat: int, now: float) -> dict[str, Any]:
     if seat not in deal["players"] or (
         deal["player_ids"][str(seat)] != state["seats"][str(seat)]["player_id"]
     ):
-        raise RuleError("not_your_turn", f"Seat {seat} is not dealt into this deal.", "seat")
+        raise RuleError(
+            "not_your_turn", "Seat {seat} is not dealt into this deal.", "seat", seat=seat
+        )
     if deal["turn"] != seat:
-        raise RuleError("not_your_turn", f"It is seat {deal['turn']}'s turn, not seat {seat}'s.")
+        raise RuleError(
+            "not_your_turn",
+            "It is seat {turn}'s turn, not seat {seat}'s.",
+            turn=deal["turn"],
+            seat=seat,
+        )
     if now >= state["deadline"]:
         raise RuleError("too_late", "The deadline of this turn has passed; the timer plays it.")
     return deal
@@ -322,7 +334,9 @@ def verify_draw(state: State, seat: int, source: str, now: float) -> None:
     """Raise RuleError unless this seat may draw from `source` now."""
     deal = _verify_turn(state, seat, now)
     if deal["drawn"] is not None:
-        raise RuleError("already_drawn", f"Seat {seat} has already drawn this turn.", "seat")
+        raise RuleError(
+            "already_drawn", "Seat {seat} has already drawn this turn.", "seat", seat=seat
+        )
     if not isinstance(source, str) or source not in (STOCK, DISCARD):
         raise RuleError(
             "invalid_choice", "A card is drawn from the 'stock' or the 'discard' pile.", "source"
@@ -370,8 +384,9 @@ def _verify_discard_rule(deal: dict[str, Any], card: str) -> None:
     if drawn["source"] == DISCARD and drawn["card"] == card:
         raise RuleError(
             "cannot_discard_drawn",
-            f"{card} was just taken from the discard pile and cannot go back this turn.",
+            "{card} was just taken from the discard pile and cannot go back this turn.",
             "discard",
+            card=card,
         )
 
 
@@ -379,9 +394,13 @@ def verify_discard(state: State, seat: int, card: str, now: float) -> None:
     """Raise RuleError unless this seat may discard `card` now."""
     deal = _verify_turn(state, seat, now)
     if deal["drawn"] is None:
-        raise RuleError("must_draw_first", f"Seat {seat} must draw before discarding.", "seat")
+        raise RuleError(
+            "must_draw_first", "Seat {seat} must draw before discarding.", "seat", seat=seat
+        )
     if not isinstance(card, str) or card not in deal["hands"][str(seat)]:
-        raise RuleError("card_not_held", f"Seat {seat} does not hold {card!r}.", "card")
+        raise RuleError(
+            "card_not_held", "Seat {seat} does not hold {card!r}.", "card", seat=seat, card=card
+        )
     _verify_discard_rule(deal, card)
 
 
@@ -411,7 +430,9 @@ def verify_call(
     """
     deal = _verify_turn(state, seat, now)
     if deal["drawn"] is None:
-        raise RuleError("must_draw_first", f"Seat {seat} must draw before calling.", "seat")
+        raise RuleError(
+            "must_draw_first", "Seat {seat} must draw before calling.", "seat", seat=seat
+        )
     if (
         not isinstance(cards, list | tuple)
         or not all(isinstance(card, str) for card in cards)
@@ -433,8 +454,9 @@ def verify_call(
     if sorted(named) != sorted(deal["hands"][str(seat)]):
         raise RuleError(
             "cards_not_held",
-            f"The shown cards and the discard must be exactly the six cards seat {seat} holds.",
+            "The shown cards and the discard must be exactly the six cards seat {seat} holds.",
             "cards",
+            seat=seat,
         )
     if discard is not None:
         _verify_discard_rule(deal, discard)
@@ -456,8 +478,9 @@ def verify_call(
     if ranked.strength <= 0:
         raise RuleError(
             "no_combination",
-            f"These cards make no winning combination, so seat {seat} cannot call.",
+            "These cards make no winning combination, so seat {seat} cannot call.",
             "cards",
+            seat=seat,
         )
 
 

@@ -17,5 +17,7 @@ def game_for(state: Mapping[str, Any]) -> Game:
     """The game a table's state is played in."""
     game = GAMES.get(state["game"])
     if game is None:
-        raise RuleError("unsupported_game", f"No game is called {state['game']!r}.", "game")
+        raise RuleError(
+            "unsupported_game", "No game is called {game!r}.", "game", game=state["game"]
+        )
     return game

@@ -103,7 +103,9 @@ def is_seat_number(seat: object) -> bool:
 def verify_seated(state: State, seat: int) -> dict[str, Any]:
     """The seat's record; RuleError not_seated unless `seat` is occupied."""
     if not is_seat_number(seat) or str(seat) not in state["seats"]:
-        raise RuleError("not_seated", f"Seat {seat!r} is not occupied at this table.", "seat")
+        raise RuleError(
+            "not_seated", "Seat {seat!r} is not occupied at this table.", "seat", seat=seat
+        )
     record: dict[str, Any] = state["seats"][str(seat)]
     return record
 
@@ -334,7 +336,7 @@ def verify_back(state: State, seat: int, now: float) -> None:
     """Raise RuleError unless this seat is away, so that it may say it is back."""
     record = verify_seated(state, seat)
     if not is_away(record):
-        raise RuleError("not_away", f"Seat {seat} is not away.", "seat")
+        raise RuleError("not_away", "Seat {seat} is not away.", "seat", seat=seat)
 
 
 def back(state: State, seat: int, now: float) -> Transition:
@@ -353,20 +355,25 @@ def verify_sit(state: State, name: str, buy_in: int, now: float) -> None:
     if shown is None:
         raise RuleError(
             "invalid_name",
-            f"A name must be 1 to {MAX_NAME_LENGTH} characters long, not counting spaces"
+            "A name must be 1 to {max_name_length} characters long, not counting spaces"
             " at either end, with no control or invisible formatting character.",
             "name",
+            max_name_length=MAX_NAME_LENGTH,
         )
     low, high = option(state, "min_buy_in"), option(state, "max_buy_in")
     if isinstance(buy_in, bool) or not isinstance(buy_in, int) or not low <= buy_in <= high:
         raise RuleError(
             "invalid_buy_in",
-            f"The buy-in must be a whole number of chips from {low} to {high}.",
+            "The buy-in must be a whole number of chips from {low} to {high}.",
             "buy_in",
+            low=low,
+            high=high,
         )
     wanted = name_key(shown)
     if any(name_key(seat["name"]) == wanted for seat in state["seats"].values()):
-        raise RuleError("name_taken", f"Someone at this table already goes by {shown!r}.", "name")
+        raise RuleError(
+            "name_taken", "Someone at this table already goes by {shown!r}.", "name", shown=shown
+        )
     if len(state["seats"]) >= option(state, "max_players"):
         raise RuleError("table_full", "Every seat at this table is taken.")
 
@@ -399,7 +406,7 @@ def verify_leave(state: State, seat: int, now: float) -> None:
     record = verify_seated(state, seat)
     if record["leaving"]:
         raise RuleError(
-            "already_left", f"Seat {seat} already leaves at the end of this deal.", "seat"
+            "already_left", "Seat {seat} already leaves at the end of this deal.", "seat", seat=seat
         )
 
 
@@ -426,8 +433,9 @@ def refuse_rebuy_in_hand(seat: int) -> RuleError:
     """The error for a rebuy by a seat dealt into the deal being played."""
     return RuleError(
         "game_in_progress",
-        f"Seat {seat} is in the current deal; rebuy once it has been settled.",
+        "Seat {seat} is in the current deal; rebuy once it has been settled.",
         "seat",
+        seat=seat,
     )
 
 
@@ -439,7 +447,9 @@ def verify_rebuy(state: State, seat: int, amount: int, in_hand: bool) -> None:
     if state["phase"] == SHOWDOWN:
         raise RuleError("showdown_pending", "Wait until the showdown has been settled.")
     if record["leaving"]:
-        raise RuleError("already_left", f"Seat {seat} is leaving and cannot rebuy.", "seat")
+        raise RuleError(
+            "already_left", "Seat {seat} is leaving and cannot rebuy.", "seat", seat=seat
+        )
     if in_hand:
         raise refuse_rebuy_in_hand(seat)
     low, high = option(state, "min_buy_in"), option(state, "max_buy_in")
@@ -450,9 +460,13 @@ def verify_rebuy(state: State, seat: int, amount: int, in_hand: bool) -> None:
     if not low <= record["stack"] + amount <= high:
         raise RuleError(
             "invalid_buy_in",
-            f"After a rebuy the stack must hold from {low} to {high} chips;"
-            f" seat {seat} holds {record['stack']}.",
+            "After a rebuy the stack must hold from {low} to {high} chips;"
+            " seat {seat} holds {stack}.",
             "amount",
+            low=low,
+            high=high,
+            seat=seat,
+            stack=record["stack"],
         )
 
 
@@ -481,7 +495,8 @@ def verify_start(state: State, seat: int, now: float, deck: Deck) -> None:
     if open_deal(copy_state(state), []) is None:
         raise RuleError(
             "not_enough_players",
-            f"At least {needed} seated players with chips, not away, are needed.",
+            "At least {needed} seated players with chips, not away, are needed.",
+            needed=needed,
         )
     verify_deck(deck)
 
@@ -524,11 +539,14 @@ def verify_settle(state: State, ranks: Mapping[str, Ranked], now: float) -> None
         rank = ranks.get(key) if isinstance(ranks, Mapping) else None
         if not isinstance(rank, Ranked):
             raise RuleError(
-                "invalid_ranking", f"The ranking has no rank for hand {key!r}.", "ranks"
+                "invalid_ranking", "The ranking has no rank for hand {key!r}.", "ranks", key=key
             )
         if isinstance(rank.strength, bool) or not isinstance(rank.strength, int):
             raise RuleError(
-                "invalid_ranking", f"The strength of hand {key!r} is not a whole number.", "ranks"
+                "invalid_ranking",
+                "The strength of hand {key!r} is not a whole number.",
+                "ranks",
+                key=key,
             )
 
 

@@ -76,7 +76,7 @@ def rate_limited(verdict: Verdict, subject: str) -> ApiError:
     retry = max(1, math.ceil(verdict.retry_after_ms / 1000))
     return problem(
         "rate_limited",
-        f"Too many requests for this {subject}; retry in {retry} s.",
+        "Too many requests for this {subject}; retry in {retry} s.",
         headers={
             "Retry-After": str(retry),
             "RateLimit-Limit": str(verdict.limit),
@@ -84,6 +84,8 @@ def rate_limited(verdict: Verdict, subject: str) -> ApiError:
             "RateLimit-Reset": str(max(1, math.ceil(verdict.reset_ms / 1000))),
         },
         extra={"limit": verdict.limit, "subject": subject},
+        subject=subject,
+        retry=retry,
     )
 
 

@@ -28,6 +28,7 @@ from flask import Flask
 from werkzeug.exceptions import HTTPException
 from werkzeug.http import HTTP_STATUS_CODES
 
+from gateway.http.language import request_language
 from gateway.http.problems import http_status, problem_of, problem_parts
 from gateway.telemetry import observe_request
 
@@ -186,7 +187,8 @@ class Pipeline:
         exchange: Exchange, error: Exception, respond: Callable[[str, Headers], object]
     ) -> Iterable[bytes]:
         problem = problem_of(error, exchange.method, exchange.path)
-        status, headers, body = problem_parts(problem, exchange.path)
+        language = request_language(exchange.environ)
+        status, headers, body = problem_parts(problem, exchange.path, language)
         return _send(respond, status, headers, body)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
@@ -26,6 +27,8 @@ from gateway.errors import (
     internal_error,
 )
 from gateway.games.common import RuleError
+from gateway.http.language import problem_body
+from gateway.i18n import N_
 
 logger = logging.getLogger("gateway.errors")
 gateway_log = logging.getLogger("cardroom.gateway")
@@ -43,9 +46,13 @@ HTTP_EXCEPTION_CODES: dict[int, str] = {
 }
 
 
-def problem_parts(error: ApiError, instance: str) -> tuple[int, Headers, bytes]:
-    """The status, headers and application/problem+json body of `error` about `instance`."""
-    text = json.dumps(error.body(instance), ensure_ascii=False, separators=(",", ":"))
+def problem_parts(
+    error: ApiError, instance: str, language: str | None = None
+) -> tuple[int, Headers, bytes]:
+    """The status, headers and application/problem+json body of `error` about `instance`,
+    its title and detail in `language` (English when None)."""
+    body = problem_body(error, instance, language)
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
     return (
         error.status,
         [("Content-Type", PROBLEM_CONTENT_TYPE), *error.headers.items()],
@@ -60,7 +67,7 @@ def problem_of(error: Exception, method: str, path: str) -> ApiError:
             logger.warning("%s %s -> %s %s", method, path, error.status, error.code)
         return error
     if isinstance(error, RuleError):
-        return from_rule_error(error.code, error.detail, error.field)
+        return from_rule_error(error.code, error.template, error.field, **error.params)
     if isinstance(error, HTTPException):
         return _from_http_exception(error, method, path)
     if isinstance(error, STORE_ERRORS):
@@ -85,16 +92,19 @@ def _from_http_exception(error: HTTPException, method: str, path: str) -> ApiErr
     code = HTTP_EXCEPTION_CODES.get(status) or error.name.lower().replace(" ", "_")
     title = PROBLEM_CODES[code][1] if code in PROBLEM_CODES else error.name
     headers: dict[str, str] = {}
+    params: dict[str, Any] = {}
     if status == 404:
-        detail = f"No route matches {method} {path}."
+        detail = N_("No route matches {method} {path}.")
+        params = {"method": method, "path": path}
     elif status == 405:
-        detail = f"{method} is not allowed on {path}."
+        detail = N_("{method} is not allowed on {path}.")
+        params = {"method": method, "path": path}
         if isinstance(error, MethodNotAllowed) and error.valid_methods:
             headers["Allow"] = ", ".join(sorted(error.valid_methods))
     elif status == 413:
-        detail = "The request body is larger than this server accepts."
+        detail = N_("The request body is larger than this server accepts.")
     elif status >= 500:
         detail = INTERNAL_DETAIL
     else:
         detail = error.description or error.name
-    return ApiError(status, code, title, detail, headers=headers)
+    return ApiError(status, code, title, detail, headers=headers, **params)

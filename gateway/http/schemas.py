@@ -41,6 +41,7 @@ from referencing.jsonschema import DRAFT202012
 
 from gateway.errors import ApiError, from_rule_error, problem
 from gateway.games.common import copy_state
+from gateway.i18n import N_
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.yaml")
 # libyaml's loader reads the document about seven times faster than the pure-Python one.
@@ -213,11 +214,14 @@ def _decode(request_data: bytes) -> Any:
             object_pairs_hook=_object_without_repeats,
         )
     except (ValueError, RecursionError) as error:
-        raise problem("malformed_json", f"The request body is not valid JSON: {error}.") from None
+        raise problem(
+            "malformed_json", "The request body is not valid JSON: {error}.", error=error
+        ) from None
     if _depth(value) > MAX_BODY_DEPTH:
         raise problem(
             "invalid_body",
-            f"The request body nests arrays and objects deeper than {MAX_BODY_DEPTH} levels.",
+            "The request body nests arrays and objects deeper than {max_body_depth} levels.",
+            max_body_depth=MAX_BODY_DEPTH,
         )
     if _has_lone_surrogate(value):
         raise problem(
@@ -256,38 +260,64 @@ def _describe_type(expected: str | Sequence[str]) -> str:
     return " or ".join(_TYPE_NAMES.get(name, name) for name in names)
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+# The detail of each constraint keyword: a template of the field's `name` and the
+# constraint's `value` (a count's template in the singular, then the plural).
+_CONSTRAINT_DETAILS: dict[str, str | tuple[str, str]] = {
+    "enum": "Field {name} must be one of {value}.",
+    "const": "Field {name} must be {value}.",
+    "minimum": "Field {name} must be at least {value}.",
+    "maximum": "Field {name} must be at most {value}.",
+    "exclusiveMinimum": "Field {name} must be greater than {value}.",
+    "exclusiveMaximum": "Field {name} must be less than {value}.",
+    "multipleOf": "Field {name} must be a multiple of {value}.",
+    "minLength": (
+        N_("Field {name} must be at least {value} character long."),
+        N_("Field {name} must be at least {value} characters long."),
+    ),
+    "maxLength": (
+        N_("Field {name} must be at most {value} character long."),
+        N_("Field {name} must be at most {value} characters long."),
+    ),
+    "pattern": "Field {name} must be {value}.",
+    "minItems": (
+        N_("Field {name} must hold at least {value} item."),
+        N_("Field {name} must hold at least {value} items."),
+    ),
+    "maxItems": (
+        N_("Field {name} must hold at most {value} item."),
+        N_("Field {name} must hold at most {value} items."),
+    ),
+    "uniqueItems": "Field {name} must not hold the same item twice.",
+    "minProperties": (
+        N_("Field {name} must hold at least {value} member."),
+        N_("Field {name} must hold at least {value} members."),
+    ),
+    "maxProperties": (
+        N_("Field {name} must hold at most {value} member."),
+        N_("Field {name} must hold at most {value} members."),
+    ),
+}
 
 
-def _constraint_detail(error: ValidationError, name: str) -> str:
+def _constraint_detail(error: ValidationError, name: str) -> tuple[str, dict[str, Any]]:
+    """The detail template of a constraint fault and its parameters."""
     keyword = error.validator
     value: Any = error.validator_value
     schema: Any = error.schema
-    # A schema may say in words what its pattern means, under the x-expected extension.
-    hint = schema.get("x-expected") if isinstance(schema, Mapping) else None
-    hint = hint or f"text matching {value}"
-    messages = {
-        "enum": lambda: f"Field {name} must be one of {_quoted(value)}.",
-        "const": lambda: f"Field {name} must be {json.dumps(value)}.",
-        "minimum": lambda: f"Field {name} must be at least {value}.",
-        "maximum": lambda: f"Field {name} must be at most {value}.",
-        "exclusiveMinimum": lambda: f"Field {name} must be greater than {value}.",
-        "exclusiveMaximum": lambda: f"Field {name} must be less than {value}.",
-        "multipleOf": lambda: f"Field {name} must be a multiple of {value}.",
-        "minLength": lambda: f"Field {name} must be at least {_plural(value, 'character')} long.",
-        "maxLength": lambda: f"Field {name} must be at most {_plural(value, 'character')} long.",
-        "pattern": lambda: f"Field {name} must be {hint}.",
-        "minItems": lambda: f"Field {name} must hold at least {_plural(value, 'item')}.",
-        "maxItems": lambda: f"Field {name} must hold at most {_plural(value, 'item')}.",
-        "uniqueItems": lambda: f"Field {name} must not hold the same item twice.",
-        "minProperties": lambda: f"Field {name} must hold at least {_plural(value, 'member')}.",
-        "maxProperties": lambda: f"Field {name} must hold at most {_plural(value, 'member')}.",
-    }
-    build = messages.get(str(keyword))
-    if build is not None:
-        return build()
-    return f"Field {name} does not have an accepted value."
+    template = _CONSTRAINT_DETAILS.get(str(keyword))
+    if template is None:
+        return N_("Field {name} does not have an accepted value."), {"name": name}
+    if isinstance(template, tuple):
+        template = template[0] if value == 1 else template[1]
+    elif keyword == "enum":
+        value = _quoted(value)
+    elif keyword == "const":
+        value = json.dumps(value)
+    elif keyword == "pattern":
+        # A schema may say in words what its pattern means, under the x-expected extension.
+        hint = schema.get("x-expected") if isinstance(schema, Mapping) else None
+        value = hint or f"text matching {value}"
+    return template, {"name": name, "value": value}
 
 
 def _error_order(error: ValidationError) -> tuple[list[str], int, str]:
@@ -295,11 +325,11 @@ def _error_order(error: ValidationError) -> tuple[list[str], int, str]:
     return path, _KEYWORD_ORDER.get(str(error.validator), 9), str(error.message)
 
 
-def _coded(code: str | None, detail: str, field: str | None) -> ApiError:
+def _coded(code: str | None, detail: str, field: str | None, **params: Any) -> ApiError:
     """422 invalid_field, or the code a schema names for the fault (`x-problem-code`)."""
     if code is None:
-        return problem("invalid_field", detail, field=field)
-    return from_rule_error(code, detail, field)
+        return problem("invalid_field", detail, field=field, **params)
+    return from_rule_error(code, detail, field, **params)
 
 
 def _problem_code(schema: Any) -> str | None:
@@ -318,14 +348,16 @@ def _to_api_error(error: ValidationError) -> ApiError:
         allowed = ", ".join(listed) if listed else "none"
         return problem(
             "unknown_field",
-            f"Field '{field}' is not allowed here; the allowed fields are: {allowed}.",
+            "Field '{member}' is not allowed here; the allowed fields are: {allowed}.",
             field=field,
+            member=field,
+            allowed=allowed,
         )
     if keyword == "required" and isinstance(error.instance, Mapping):
         required = error.validator_value if isinstance(error.validator_value, list) else []
         missing = [str(key) for key in required if key not in error.instance]
         field = field_path([*path, missing[0]]) if missing else field_path(path)
-        return problem("missing_field", f"Field '{field}' is required.", field=field)
+        return problem("missing_field", "Field '{member}' is required.", field=field, member=field)
     field = field_path(path)
     name = f"'{field}'" if field else "the body"
     if keyword == "type":
@@ -333,14 +365,19 @@ def _to_api_error(error: ValidationError) -> ApiError:
         expected = _describe_type(expected_type)
         return problem(
             "invalid_type",
-            f"Field {name} must be {expected}.",
+            "Field {name} must be {expected}.",
             field=field or None,
             extra={"expected": expected_type},
+            name=name,
+            expected=expected,
         )
     code = _problem_code(error.schema)
     if keyword in {"oneOf", "anyOf"}:
-        return _coded(code, f"Field {name} matches none of its accepted forms.", field or None)
-    return _coded(code, _constraint_detail(error, name), field or None)
+        return _coded(
+            code, "Field {name} matches none of its accepted forms.", field or None, name=name
+        )
+    template, params = _constraint_detail(error, name)
+    return _coded(code, template, field or None, **params)
 
 
 def _oneof_branch(schema: Mapping[str, Any], body: Mapping[str, Any]) -> str | None:
@@ -360,14 +397,17 @@ def _oneof_branch(schema: Mapping[str, Any], body: Mapping[str, Any]) -> str | N
             for key, value in discriminator.get("mapping", {}).items()
         }
         if member not in body:
-            raise problem("missing_field", f"Field '{member}' is required.", field=member)
+            raise problem(
+                "missing_field", "Field '{member}' is required.", field=member, member=member
+            )
         value = body[member]
         if not isinstance(value, str):
             raise problem(
                 "invalid_type",
-                f"Field '{member}' must be a string.",
+                "Field '{member}' must be a string.",
                 field=member,
                 extra={"expected": "string"},
+                member=member,
             )
         if value not in mapping:
             raise _coded(
@@ -449,8 +489,9 @@ def parse_json_body(request_data: bytes, content_type: str | None, schema: str) 
         sent = content_type or "no Content-Type"
         raise problem(
             "unsupported_media_type",
-            f"The request body must be sent as application/json, not {sent}.",
+            "The request body must be sent as application/json, not {sent}.",
             field="Content-Type",
+            sent=sent,
         )
     key = (schema, bytes(request_data))
     known = _accepted.get(key)

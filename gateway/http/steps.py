@@ -117,7 +117,8 @@ def body_deadline(seconds: float) -> Iterator[None]:
     except _BodyTimeout:
         raise problem(
             "body_timeout",
-            f"The request body did not arrive within {seconds:g} s.",
+            "The request body did not arrive within {seconds:g} s.",
+            seconds=seconds,
         ) from None
 
 

@@ -37,10 +37,13 @@ class Translations:
     plural_expr: str
     plural: Callable[[int], int]
 
-    def gettext(self, message: str) -> str:
-        """The translation of `message`, or `message` itself."""
+    def gettext(self, message: str, default: str | None = None) -> str:
+        """The translation of `message` (`context\x04message` for one in a context), or
+        `default`, or `message` itself."""
         found = self.messages.get(message)
-        return found if isinstance(found, str) else message
+        if isinstance(found, str):
+            return found
+        return message if default is None else default
 
     def ngettext(self, singular: str, plural: str, n: int) -> str:
         """The form of `singular`/`plural` for the number `n`."""

@@ -30,6 +30,13 @@ def extract_gateway(
     source = fileobj.read()
     yield from extract_python(io.BytesIO(source), keywords, comment_tags, options)  # type: ignore[arg-type]
     for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id.endswith("_DETAIL")
+            and isinstance(node.value, ast.Constant)
+        ):
+            yield node.lineno, None, node.value.value, []
         target: ast.expr | None = None
         if isinstance(node, ast.AnnAssign):
             target, table = node.target, node.value

@@ -65,12 +65,13 @@ def jwt_player_id(issuer: str, subject: str) -> str:
     return "p_" + hashlib.sha256(f"{issuer}\0{subject}".encode()).hexdigest()[:24]
 
 
-def invalid_credential(detail: str) -> ApiError:
+def invalid_credential(detail: str, **params: Any) -> ApiError:
     """Return 401 invalid_token: a credential that was sent and does not hold."""
     return problem(
         "invalid_token",
         detail,
         headers={"WWW-Authenticate": 'Bearer realm="cardroom", error="invalid_token"'},
+        **params,
     )
 
 
@@ -78,8 +79,9 @@ def missing_credential(what: str = "a player's credential") -> ApiError:
     """Return 401 missing_token: this request needs a credential and came without one."""
     return problem(
         "missing_token",
-        f"This request needs {what} in an 'Authorization: Bearer <credential>' header.",
+        "This request needs {what} in an 'Authorization: Bearer <credential>' header.",
         headers={"WWW-Authenticate": 'Bearer realm="cardroom"'},
+        what=what,
     )
 
 
@@ -124,8 +126,9 @@ class Principal:
             )
             raise problem(
                 "player_required",
-                f"{held}; this request needs the player's key (or the identity provider's token).",
+                "{held}; this request needs the player's key (or the identity provider's token).",
                 headers={"WWW-Authenticate": 'Bearer realm="cardroom", error="insufficient_scope"'},
+                held=held,
             )
         raise missing_credential()
 
@@ -297,7 +300,9 @@ class JwtVerifier:
         except jwt.InvalidAlgorithmError:
             raise invalid_credential("The token's algorithm is not accepted.") from None
         except jwt.MissingRequiredClaimError as error:
-            raise invalid_credential(f"The token has no {error.claim!r} claim.") from None
+            raise invalid_credential(
+                "The token has no {claim!r} claim.", claim=error.claim
+            ) from None
         except jwt.InvalidTokenError:
             raise invalid_credential("The token's signature or form is not valid.") from None
         subject = claims.get("sub")

@@ -44,12 +44,13 @@ class Quotas:
 
 
 def quota_exceeded(quota: str, limit: int, detail: str) -> Exception:
-    """Return 429 quota_exceeded naming the quota and its limit."""
+    """Return 429 quota_exceeded naming the quota and its limit (`detail` a template of `limit`)."""
     return problem(
         "quota_exceeded",
         detail,
         extra={"quota": quota, "limit": limit},
         headers={"Retry-After": "60"},
+        limit=limit,
     )
 
 
@@ -176,7 +177,8 @@ class PlayerService:
         if len(self.store.keys(player)) >= MAX_KEYS:
             raise problem(
                 "too_many_keys",
-                f"A player holds at most {MAX_KEYS} keys; revoke one first.",
+                "A player holds at most {max_keys} keys; revoke one first.",
+                max_keys=MAX_KEYS,
             )
         now = self.clock()
         key_id, key = self._new_key(player, now)
@@ -186,7 +188,9 @@ class PlayerService:
         """Revoke one of the player's keys (the one in use too); 404 for an unknown one."""
         player = principal.require_player()
         if not self.store.revoke_key(player, key_id):
-            raise problem("key_not_found", f"The player has no key {key_id!r}.", field="key_id")
+            raise problem(
+                "key_not_found", "The player has no key {key_id!r}.", field="key_id", key_id=key_id
+            )
         self.credentials.forget_player(player)
 
     def note_seat(self, player: str, table_id: str) -> bool:
@@ -220,7 +224,7 @@ class PlayerService:
         raise quota_exceeded(
             "open_tables",
             limit,
-            f"A player may have {limit} open tables at once; close or leave one to idleness first.",
+            "A player may have {limit} open tables at once; close or leave one to idleness first.",
         )
 
     def release_table(self, player: str, table_id: str) -> None:
@@ -237,7 +241,7 @@ class PlayerService:
         # case the process holding it dies without giving it back
         if not self.store.lease_stream(player, stream, limit, self.stream_lease_seconds):
             raise quota_exceeded(
-                "streams", limit, f"A player may hold {limit} event streams at once."
+                "streams", limit, "A player may hold {limit} event streams at once."
             )
         return stream
 
@@ -254,7 +258,7 @@ class PlayerService:
             raise quota_exceeded(
                 "streams_per_address",
                 limit,
-                f"One address may hold {limit} event streams at once.",
+                "One address may hold {limit} event streams at once.",
             )
         return stream
 
@@ -315,8 +319,9 @@ def _player_name(name: Any) -> str:
     if shown is None:
         raise from_rule_error(
             "invalid_name",
-            f"A player's name is 1 to {MAX_PLAYER_NAME} characters, not counting spaces at"
+            "A player's name is 1 to {max_player_name} characters, not counting spaces at"
             " either end, with no control or invisible formatting character.",
             "name",
+            max_player_name=MAX_PLAYER_NAME,
         )
     return shown

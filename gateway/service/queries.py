@@ -41,11 +41,17 @@ class TableQueries:
         if record is not None or closing is not None:
             raise problem(
                 "table_closed",
-                f"Table {table_id!r} was closed after a time without moves; every seat was"
+                "Table {table_id!r} was closed after a time without moves; every seat was"
                 " cashed out (see `closing`).",
                 extra={"closing": closing},
+                table_id=table_id,
             )
-        raise problem("table_not_found", f"There is no table {table_id!r}.", field="table_id")
+        raise problem(
+            "table_not_found",
+            "There is no table {table_id!r}.",
+            field="table_id",
+            table_id=table_id,
+        )
 
     def look(
         self, table_id: str, principal: Principal, seat_entry: Mapping[str, Any] | None = None
@@ -174,10 +180,14 @@ class TableQueries:
     def trimmed_events(table_id: str, after: int, first: int, field: str = "after") -> ApiError:
         return problem(
             "history_trimmed",
-            f"Events after {after} of table {table_id!r} are no longer kept; the oldest"
-            f" kept event is {first}: resume with after={first - 1}, or read the table.",
+            "Events after {after} of table {table_id!r} are no longer kept; the oldest"
+            " kept event is {first}: resume with after={resume_after}, or read the table.",
             field=field,
             extra={"first_event": first, "resume_after": first - 1},
+            after=after,
+            table_id=table_id,
+            first=first,
+            resume_after=first - 1,
         )
 
     def hand_history(self, table_id: str, hand_number: int, viewer: Viewer) -> dict[str, Any]:
@@ -188,15 +198,20 @@ class TableQueries:
             if record is not None and 1 <= hand_number < record.first_hand:
                 raise problem(
                     "history_trimmed",
-                    f"The history of deal {hand_number} of table {table_id!r} is no longer"
-                    f" kept; the oldest kept deal is {record.first_hand}.",
+                    "The history of deal {hand_number} of table {table_id!r} is no longer"
+                    " kept; the oldest kept deal is {first_hand}.",
                     field="hand_number",
                     extra={"first_hand": record.first_hand},
+                    hand_number=hand_number,
+                    table_id=table_id,
+                    first_hand=record.first_hand,
                 )
             raise problem(
                 "hand_not_found",
-                f"Deal {hand_number} of table {table_id!r} has not finished (or never happened).",
+                "Deal {hand_number} of table {table_id!r} has not finished (or never happened).",
                 field="hand_number",
+                hand_number=hand_number,
+                table_id=table_id,
             )
         events = self.store.events_between(
             table_id, history.pop("first_event"), history.pop("last_event")

@@ -201,8 +201,9 @@ class TableService(TableQueries):
         if rules is None:
             raise problem(
                 "unsupported_game",
-                f"This gateway does not host {game!r} tables yet.",
+                "This gateway does not host {game!r} tables yet.",
                 field="game",
+                game=game,
             )
         claim_key = None
         if idempotency is not None:
@@ -226,16 +227,19 @@ class TableService(TableQueries):
             try:
                 state = dict(rules.new_table(options, table_id, now))
             except RuleError as error:
-                raise from_rule_error(error.code, error.detail, error.field) from None
+                raise from_rule_error(
+                    error.code, error.template, error.field, **error.params
+                ) from None
             if name is not None:
                 name = display_name(name, MAX_TABLE_NAME)
                 if name is None:
                     raise from_rule_error(
                         "invalid_name",
-                        f"A table's name is 1 to {MAX_TABLE_NAME} characters, not counting"
+                        "A table's name is 1 to {max_table_name} characters, not counting"
                         " spaces at either end, with no control or invisible formatting"
                         " character.",
                         "name",
+                        max_table_name=MAX_TABLE_NAME,
                     )
             state["name"] = name or f"{game} table {table_id[:6]}"
             state["accounts"] = {}
@@ -942,7 +946,7 @@ class TableService(TableQueries):
             failure = (
                 error
                 if isinstance(error, ApiError)
-                else from_rule_error(error.code, error.detail, error.field)
+                else from_rule_error(error.code, error.template, error.field, **error.params)
             )
             if remember_key is not None and failure.status < 500:
                 self.replays.remember(remember_key, idempotency, error_outcome(failure))

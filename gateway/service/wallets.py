@@ -74,9 +74,11 @@ def insufficient_funds(available: int, wanted: int) -> ApiError:
     """409 insufficient_funds, with what the wallet holds."""
     return problem(
         "insufficient_funds",
-        f"The wallet holds {available} chips free to spend; this needs {wanted}.",
+        "The wallet holds {available} chips free to spend; this needs {wanted}.",
         field="amount",
         extra={"balance": available},
+        available=available,
+        wanted=wanted,
     )
 
 
@@ -84,8 +86,9 @@ def invalid_amount(field: str = "amount") -> ApiError:
     """422 invalid_amount."""
     return problem(
         "invalid_amount",
-        f"An amount is a whole number of chips from 1 to {MAX_AMOUNT}.",
+        "An amount is a whole number of chips from 1 to {max_amount}.",
         field=field,
+        max_amount=MAX_AMOUNT,
     )
 
 
@@ -211,8 +214,9 @@ class WalletService:
         if step.outcome == "limit":
             raise problem(
                 "balance_limit",
-                f"A wallet holds at most {MAX_BALANCE} chips.",
+                "A wallet holds at most {max_balance} chips.",
                 field="amount",
+                max_balance=MAX_BALANCE,
             )
         replayed = step.outcome.startswith("seen")
         if step.position is None:

@@ -79,7 +79,7 @@ def table_page(table_id: str) -> WerkzeugResponse:
 def asset(filename: str) -> WerkzeugResponse:
     """Serve one of the pages' scripts or style sheets."""
     if Path(filename).suffix not in ASSET_SUFFIXES or not (WEB_DIR / filename).is_file():
-        raise problem("route_not_found", f"No page asset named {filename!r}.")
+        raise problem("route_not_found", "No page asset named {filename!r}.", filename=filename)
     return _harden(send_from_directory(WEB_DIR, filename, max_age=ASSET_MAX_AGE_SECONDS))
 
 

@@ -76,8 +76,11 @@ def evaluate() -> Response:
                 422,
                 "invalid_field",
                 "Invalid field value",
-                f"Field '{name}' is for paiute only; {game} {reason}.",
+                "Field '{name}' is for paiute only; {game} {reason}.",
                 field=name,
+                name=name,
+                game=game,
+                reason=reason,
             )
     results = evaluator.evaluate(game, body["hands"], wild, body.get("paiute_valuation"))
     return jsonify({"results": results})

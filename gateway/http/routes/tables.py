@@ -16,8 +16,10 @@ from gateway.errors import ApiError, invalid_token, problem
 from gateway.http.auth import IGNORED_KEY, principal_of
 from gateway.http.etags import entity_tags, if_match
 from gateway.http.headers import idempotency
+from gateway.http.language import problem_body, request_language
 from gateway.http.limits import client_address
 from gateway.http.schemas import parse_json_body
+from gateway.i18n.bodies import localise_item
 from gateway.service.credentials import Principal
 from gateway.service.idempotency import Idempotency, Outcome
 from gateway.service.players import PlayerService
@@ -96,8 +98,9 @@ def query_arg(name: str) -> str | None:
             400,
             "invalid_parameter",
             "Invalid parameter",
-            f"Query parameter '{name}' is given more than once.",
+            "Query parameter '{name}' is given more than once.",
             field=name,
+            name=name,
         )
     return values[0] if values and values[0] else None
 
@@ -120,16 +123,21 @@ def _number_arg(name: str, default: float, low: float, high: float, whole: bool)
             400,
             "invalid_parameter",
             "Invalid parameter",
-            f"Query parameter '{name}' must be {kind}.",
+            "Query parameter '{name}' must be {kind}.",
             field=name,
+            name=name,
+            kind=kind,
         ) from None
     if not low <= value <= high:
         raise ApiError(
             400,
             "invalid_parameter",
             "Invalid parameter",
-            f"Query parameter '{name}' must be between {low} and {high}.",
+            "Query parameter '{name}' must be between {low} and {high}.",
             field=name,
+            name=name,
+            low=low,
+            high=high,
         )
     return value
 
@@ -231,10 +239,12 @@ def _check_not_ahead(after: int, last: int, field: str) -> None:
     if after > last:
         raise problem(
             "invalid_cursor",
-            f"The cursor {after} is past the table's last event ({last}); resume after an"
+            "The cursor {after} is past the table's last event ({last}); resume after an"
             " event id you have received, or read the table.",
             field=field,
             extra={"last_event": last},
+            after=after,
+            last=last,
         )
 
 
@@ -274,6 +284,7 @@ def event_stream(table_id: str) -> Response:
     service.check_cursor(table_id, after, field)
     lifetime = _settings().stream_max_seconds
     instance = request.path
+    language = request_language(request.environ)
     holder = principal.player if principal.kind == "player" else None
     address = client_address(
         request.environ.get("REMOTE_ADDR"),
@@ -298,7 +309,7 @@ def event_stream(table_id: str) -> Response:
                 if error.code != "history_trimmed":
                     raise
                 # the stream has begun: the problem goes to the client as its last event
-                data = jsonio.dumps(error.body(instance))
+                data = jsonio.dumps(problem_body(error, instance, language))
                 yield f"event: history_trimmed\ndata: {data}\n\n"
                 return
             if not items:
@@ -307,7 +318,7 @@ def event_stream(table_id: str) -> Response:
             # the events of one wake-up go out as one chunk: one write to the socket
             frames = []
             for item in items:
-                data = jsonio.dumps(item)
+                data = jsonio.dumps(item if language is None else localise_item(language, item))
                 frames.append(f"id: {item['id']}\nevent: {item['type']}\ndata: {data}\n\n")
                 if item["type"] == "table_closed":
                     yield "".join(frames)

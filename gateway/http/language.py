@@ -1,0 +1,100 @@
+"""The client's language, from Accept-Language, as one step of the request pipeline.
+
+The language is one of `gateway.i18n.LANGUAGES` that the header prefers (werkzeug's
+reading of it: quality values, and a regional tag such as sw-KE matching sw), English
+when none matches. A request without the header is answered as it always was, in
+English and without Content-Language. One that sends it gets:
+
+- problems whose title and detail are in that language (`say_problem`);
+- JSON bodies whose hand descriptions are in that language and whose event items carry
+  a `line` (`gateway.i18n.bodies`), English included when English is what it asked for;
+- Content-Language naming the language chosen.
+
+Every JSON, problem or event-stream answer lists Accept-Language in its Vary, since its
+body may depend on it.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from werkzeug.datastructures import LanguageAccept
+from werkzeug.http import parse_accept_header
+
+from gateway.errors import PROBLEM_CONTENT_TYPE, ApiError
+from gateway.i18n import LANGUAGES
+from gateway.i18n.bodies import localise_body
+from gateway.i18n.catalogs import say
+
+if TYPE_CHECKING:
+    from gateway.http.pipeline import Exchange, Headers
+
+# the environ key where the step leaves the language a request asked for
+LANGUAGE_KEY = "cardroom.language"
+_JSON_TYPES = frozenset({"application/json", PROBLEM_CONTENT_TYPE})
+# what a language changes: JSON bodies and the events of a stream
+_WORDED_TYPES = _JSON_TYPES | {"text/event-stream"}
+
+
+@functools.lru_cache(maxsize=512)
+def negotiate(header: str) -> str:
+    """The language of LANGUAGES an Accept-Language value prefers; English when none."""
+    accepted = parse_accept_header(header, LanguageAccept)
+    return accepted.best_match(LANGUAGES) or "en"
+
+
+def request_language(environ: dict[str, Any]) -> str | None:
+    """The language a request asked for; None when it sent no Accept-Language."""
+    language = environ.get(LANGUAGE_KEY)
+    if language is None:
+        header = environ.get("HTTP_ACCEPT_LANGUAGE")
+        if header is None:
+            return None
+        language = environ[LANGUAGE_KEY] = negotiate(header)
+    return str(language)
+
+
+def problem_body(error: ApiError, instance: str, language: str | None) -> dict[str, Any]:
+    """The problem+json members of `error`, its title and detail in `language`."""
+    if language is None or language == "en":
+        return error.body(instance)
+    return error.body(instance, lambda template, params: say(language, template, params))
+
+
+def _media(headers: Headers) -> str | None:
+    for key, value in headers:
+        if key.lower() == "content-type":
+            return value.partition(";")[0].strip().lower()
+    return None
+
+
+def _add_vary(headers: Headers) -> None:
+    for index, (key, value) in enumerate(headers):
+        if key.lower() == "vary":
+            names = {name.strip().lower() for name in value.split(",")}
+            if "*" not in names and "accept-language" not in names:
+                headers[index] = (key, f"{value}, Accept-Language")
+            return
+    headers.append(("Vary", "Accept-Language"))
+
+
+class LanguageStep:
+    """Reads Accept-Language before the endpoint; says the answer in that language after."""
+
+    def before(self, exchange: Exchange) -> None:
+        """Note the language the request asks for (the routes read it: `request_language`)."""
+        request_language(exchange.environ)
+
+    def after(self, exchange: Exchange, status: int, headers: Headers) -> None:
+        """Content-Language and Vary on a JSON answer; its descriptions and lines."""
+        media = _media(headers)
+        if media not in _WORDED_TYPES:
+            return
+        _add_vary(headers)
+        language = exchange.environ.get(LANGUAGE_KEY)
+        if language is None:
+            return
+        headers.append(("Content-Language", language))
+        if media == "application/json" and exchange.method != "HEAD" and status != 204:
+            exchange.filters.append(functools.partial(localise_body, language))
