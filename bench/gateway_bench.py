@@ -33,8 +33,9 @@ setting (--batch, --against); `--seats` measures, of the default parts, only the
 buy-ins and cash-outs (the parts other options ask for still run); `--compression`
 measures only the bytes and the CPU of compressed answers against identity ones, in
 process (bench/gateway_compression.py); `--profile` profiles a move and a showdown in
-process with pyinstrument; `--quick` is a short run. Results are written as JSON to
-bench/results/gateway.json.
+process with pyinstrument; `--accept-language LANG` sends every request with that
+Accept-Language (answers said in that language, docs/languages.md); `--quick` is a short
+run. Results are written as JSON to bench/results/gateway.json.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.gateway_http import Connection, Seat, guts_table
+from bench.gateway_http import ACCEPT_LANGUAGE_VARIABLE, Connection, Seat, guts_table
 from bench.gateway_load import JobResult, Request, play_deals, run_requests
 from bench.service import GatewayConfig, Service, cpu_seconds
 
@@ -822,6 +823,9 @@ def main() -> None:
         default="token",
         help="send the request rounds' moves and reads with the seat token or the player's key",
     )
+    parser.add_argument(
+        "--accept-language", default=None, help="send every request with this Accept-Language"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=32)
     parser.add_argument("--worker-class", choices=("gthread", "gevent"), default="gevent")
@@ -834,6 +838,8 @@ def main() -> None:
         "--clock-interval", type=float, default=0.05, help="CLOCK_INTERVAL: the next deal's delay"
     )
     arguments = parser.parse_args()
+    if arguments.accept_language:
+        os.environ[ACCEPT_LANGUAGE_VARIABLE] = arguments.accept_language
     MOVES_WITH["credential"] = arguments.moves_with
     plan = SMOKE if arguments.smoke else QUICK if arguments.quick else FULL
     if arguments.rounds is not None:
@@ -858,6 +864,7 @@ def main() -> None:
         "clock_interval": config.clock_interval,
         "clients": CLIENTS,
         "redis": "appendfsync always" if arguments.durable else "no persistence",
+        "accept_language": arguments.accept_language,
     }
     log(f"starting Redis, the evaluator and gunicorn ({config.label})")
     service = Service(config, durable=arguments.durable)

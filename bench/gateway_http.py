@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import socket
 import threading
 import time
@@ -19,6 +20,10 @@ import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+# the environment variable whose value every benchmark request sends as Accept-Language
+# (`--accept-language`); the load processes inherit it
+ACCEPT_LANGUAGE_VARIABLE = "BENCH_ACCEPT_LANGUAGE"
 
 # gunicorn closes a keep-alive connection idle for 5 s; reconnect before that
 IDLE_RECONNECT_SECONDS = 4.0
@@ -59,8 +64,12 @@ class Connection:
     def encode(
         body: Any = None, token: str | None = None, extra: dict[str, str] | None = None
     ) -> tuple[bytes | None, dict[str, str]]:
-        """The payload and headers of a request with this JSON body and seat token."""
+        """The payload and headers of a request with this JSON body and seat token (and
+        the Accept-Language of `ACCEPT_LANGUAGE_VARIABLE`, when set)."""
         headers = {"Connection": "keep-alive", **(extra or {})}
+        language = os.environ.get(ACCEPT_LANGUAGE_VARIABLE)
+        if language:
+            headers["Accept-Language"] = language
         payload = None
         if body is not None:
             payload = json.dumps(body).encode()

@@ -1209,6 +1209,8 @@ export interface components {
             at: number;
             hand_number?: number;
             private?: boolean;
+            /** @description The event as a sentence in the language asked (`Accept-Language`), as the table page words it ("Seat 2 wins 6 chips"); only when the request sent Accept-Language, null for an event with nothing to say. */
+            line?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1794,6 +1796,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The languages the client reads, as RFC 9110 says (`sw`, `ps-AF`, `hu;q=0.8`): the answer is in the first of sw, ps, hu, et and en it prefers, English when none.
+         * @example sw-KE,sw;q=0.9,en;q=0.5
+         */
+        AcceptLanguage: string;
         /** @example 3f9c2a7be41d0c55 */
         TableId: string;
         /** @example 1 */
@@ -1865,6 +1872,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description The language the answer's words are in, when the request sent Accept-Language. */
+        ContentLanguage: "en" | "sw" | "ps" | "hu" | "et";
         /** @description The table version as a strong entity tag, e.g. `"4"`; a compressed answer's tag names its coding too (`"4-br"`, `"4-gzip"`). */
         ETag: string;
         /** @description A strong entity tag made of a digest of the body, e.g. `"b2dd2d6124d26d3c75957bac"`; a compressed answer's tag names its coding too (`"...-br"`, `"...-gzip"`). */
@@ -2155,6 +2164,11 @@ export interface operations {
                  * @example "4"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description The languages the client reads, as RFC 9110 says (`sw`, `ps-AF`, `hu;q=0.8`): the answer is in the first of sw, ps, hu, et and en it prefers, English when none.
+                 * @example sw-KE,sw;q=0.9,en;q=0.5
+                 */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
             };
             path: {
                 /** @example 3f9c2a7be41d0c55 */
@@ -2168,6 +2182,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "Content-Language": components["headers"]["ContentLanguage"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2354,7 +2369,13 @@ export interface operations {
                 /** @description Long poll: wait up to this many seconds for a first new event. */
                 wait?: components["parameters"]["Wait"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The languages the client reads, as RFC 9110 says (`sw`, `ps-AF`, `hu;q=0.8`): the answer is in the first of sw, ps, hu, et and en it prefers, English when none.
+                 * @example sw-KE,sw;q=0.9,en;q=0.5
+                 */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+            };
             path: {
                 /** @example 3f9c2a7be41d0c55 */
                 table_id: components["parameters"]["TableId"];
@@ -2366,6 +2387,7 @@ export interface operations {
             /** @description The events, oldest first (possibly none). */
             200: {
                 headers: {
+                    "Content-Language": components["headers"]["ContentLanguage"];
                     [name: string]: unknown;
                 };
                 content: {
