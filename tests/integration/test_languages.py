@@ -142,3 +142,32 @@ def test_a_language_nobody_speaks_here_is_answered_in_english(gateway: Gateway) 
     response = gateway.call("GET", "/v1/tables/t_nowhere", headers=in_language("de-DE,fr"))
     assert response.headers["Content-Language"] == "en"
     assert response.get_json()["title"] == "Table not found"
+
+
+def test_an_event_stream_has_lines_when_asked(gateway: Gateway) -> None:
+    table_id = gateway.create()
+    stream = gateway.call(
+        "GET",
+        f"/v1/tables/{table_id}/events/stream",
+        headers=in_language("hu"),
+        buffered=False,
+    )
+    assert stream.mimetype == "text/event-stream"
+    assert stream.headers["Content-Language"] == "hu"
+    text = ""
+    for chunk in stream.response:
+        text += chunk.decode() if isinstance(chunk, bytes) else chunk
+        if "event: table_created" in text:
+            break
+    stream.close()
+    assert '"line":"Az asztal megnyílt"' in text
+
+
+def test_an_evaluation_is_described_in_the_language_asked(gateway: Gateway) -> None:
+    body = {"game": "guts3", "hands": ["Kh Kd 9c"]}
+    plain = gateway.call("POST", "/v1/evaluate", json=body)
+    worded = gateway.call("POST", "/v1/evaluate", json=body, headers=in_language("et"))
+    assert plain.status_code == worded.status_code == 200, plain.get_json()
+    assert descriptions(plain.get_json()) == ["Pair of kings, 9 kicker"]
+    assert descriptions(worded.get_json()) == ["Kuningate paar, lisakaart 9"]
+    assert worded.headers["Content-Language"] == "et"
