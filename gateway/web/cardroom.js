@@ -185,10 +185,6 @@ export function gutsName(cards) {
   return tn("{n}-card Guts", "{n}-card Guts", cards);
 }
 
-export function chips(amount) {
-  return tn("{n} chip", "{n} chips", amount);
-}
-
 // Players' names in a sentence: each set apart in a <bdi>, joined as the reader joins them.
 export function listNames(names) {
   return listOf(names.map((name) => bdi(name)));
