@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import io
 import multiprocessing
+import os
 import sys
 import tempfile
 import time
@@ -32,6 +33,8 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from bench.gateway_http import ACCEPT_LANGUAGE_VARIABLE
 
 # label -> (module, owner's dotted path in it or "", attribute); in calling order
 STEPS: dict[str, tuple[str, str, str]] = {
@@ -127,6 +130,9 @@ def _environ(method: str, path: str, body: bytes = b"", token: str | None = None
         environ["CONTENT_TYPE"] = "application/json"
     if token is not None:
         environ["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    language = os.environ.get(ACCEPT_LANGUAGE_VARIABLE)  # --accept-language
+    if language:
+        environ["HTTP_ACCEPT_LANGUAGE"] = language
     return environ
 
 
