@@ -8,6 +8,7 @@ or of a type this module does not know has the line None.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ def card_label(code: object) -> str:
     return ("10" if rank == "T" else rank) + SUITS.get(text[-1:].lower(), "?")
 
 
+@functools.lru_cache(maxsize=1024)
 def seat_name(language: str, seat: object) -> str:
     """How a line names a seat: "Seat 3", or the ghost hand."""
     if str(seat) == "ghost":
