@@ -54,6 +54,10 @@ def request_figures(rounds: dict[str, Any]) -> dict[str, float]:
             )
         )
     figures["declare_gateway_cpu_us"] = rounds["declare"]["cpu_us_per_request"]["gateway"]
+    # the declare that ends the deal (its showdown; the clock deals the next one meanwhile)
+    settles = rounds["declare_settles"]["cpu_us_per_request"]["gateway"]
+    figures["settles_gateway_cpu_us"] = settles
+    figures["settles_over_declare_cpu"] = settles / figures["declare_gateway_cpu_us"]
     figures["errors"] = float(sum(rounds["errors"].values()))
     return figures
 
