@@ -7,9 +7,11 @@ gateway and this tree's, each on a Redis and an evaluator of its own, and each m
 deals on 32 tables (moves/s, the moves' p50/p99) and the buy-ins and cash-outs of fresh
 seats (p50/p99, the gateway's CPU per request; bench/gateway_seats.py). Figures are
 medians over the runs of each tree: requests/s, each request's ratio to `/healthz` in
-the same round, the gateway's CPU per declare, moves/s, the seats' latencies; and the
-ratio of each of this tree's to REV's. Only the gateway's code differs: the evaluator,
-the load and the protobuf code are this tree's. Each run notes the machine's 1-minute
+the same round, the gateway's CPU per declare and per settling declare (with the next
+deal the clock deals meanwhile) and their ratio, moves/s, deals/s and a deal's cost in
+`/healthz` requests, the seats' latencies; and the ratio of each of this tree's to
+REV's. Only the gateway's code differs: the evaluator, the load and the protobuf code
+are this tree's. Each run notes the machine's 1-minute
 load average when it starts. The tables' seats are players of their own where the
 gateway has players; a revision older than them answers 404 to `POST /v1/players`,
 gets anonymous seats (`bench.gateway_http.guts_table`) and has no buy-ins to measure
