@@ -72,7 +72,10 @@ def run_of(load: Any, plan: Any, config: GatewayConfig) -> dict[str, float]:
     figures["moves_per_second"] = deals["moves_per_second"]["median"]
     figures["deals_per_second"] = deals["deals_per_second"]["median"]
     # what a whole deal costs in `/healthz` requests of the same run
-    figures["deal_in_healthz"] = figures["healthz_per_second"] / figures["deals_per_second"]
+    deals_per_second = figures["deals_per_second"]
+    figures["deal_in_healthz"] = (
+        figures["healthz_per_second"] / deals_per_second if deals_per_second else nan
+    )
     figures["move_p50_ms"] = deals["move_p50_ms"]["median"]
     figures["move_p99_ms"] = deals["move_p99_ms"]["median"]
     figures["deal_errors"] = float(sum(deals["errors"].values()))
