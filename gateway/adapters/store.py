@@ -69,7 +69,6 @@ DEADLINES_KEY = "deadlines"
 _COMMIT = lua_script("commit.lua")
 
 _RESCHEDULE = lua_script("reschedule.lua")
-_CLAIM_DUE = lua_script("claim_due.lua")
 
 # tables created at one instant that a lobby page boundary may fall between
 _LOBBY_TIE_ROOM = 64
@@ -248,7 +247,6 @@ class TableStore:
         self.cluster = isinstance(client, redis.cluster.RedisCluster)
         self._commit = client.register_script(_COMMIT)
         self._reschedule = client.register_script(_RESCHEDULE)
-        self._claim_due = client.register_script(_CLAIM_DUE)
         self._batcher = batcher
 
     def send(self, commands: Sequence[Command]) -> list[Any]:
@@ -471,12 +469,6 @@ class TableStore:
     def due(self, now: float, limit: int = 100) -> list[str]:
         """Tables whose deadline has passed."""
         rows = self.client.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
-        return [str(table_id) for table_id in rows]
-
-    def claim_due(self, now: float, claim: float, limit: int = 100) -> list[str]:
-        """Tables whose deadline has passed, each scheduled `claim` seconds later in the
-        same script: another clock polling meanwhile does not get them too."""
-        rows = self._run(self._claim_due, [DEADLINES_KEY], [repr(now), repr(claim), limit])
         return [str(table_id) for table_id in rows]
 
     def lobby_after(self, after: float | None, count: int) -> list[tuple[str, float]]:

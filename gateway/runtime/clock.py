@@ -4,13 +4,9 @@ Tables due for a deadline sit in the `deadlines` sorted set of Redis. The clock 
 it every `CLOCK_INTERVAL` seconds (0.2 by default) and applies each passed deadline
 through the same atomic change as any move, so any number of clocks may run at once
 (one per gateway process, or a separate `python -m gateway.runtime.clock` deployment): a deadline
-is applied once, whoever gets there first. A clock claims the tables it finds due in
-the same script that finds them (each is scheduled `CLAIM_SECONDS` later), so the clocks
-of other processes do not read and compute them again only to find the work done; the
-change then schedules the table at its real deadline. A deadline whose showdown cannot
-be settled (evaluator down) is due again at once and tried on the next tick; a claim
-whose clock failed runs out after `CLAIM_SECONDS`. Idle tables are closed the same way:
-their idle time is a deadline like any other.
+is applied once, whoever gets there first. A deadline whose showdown cannot be
+settled (evaluator down) stays due and is tried again on the next tick. Idle
+tables are closed the same way: their idle time is a deadline like any other.
 
 Every `sweep` seconds the clock also starts a repair pass over the lobby, which fixes
 a schedule entry lost between a change and its scheduling (on a Redis Cluster the
@@ -49,8 +45,6 @@ from gateway.service.tables import TableService
 log = logging.getLogger("cardroom.clock")
 
 SWEEP_PAGE = 200
-# how long a table found due stays with the clock that found it
-CLAIM_SECONDS = 1.0
 
 
 class Clock:
@@ -85,9 +79,8 @@ class Clock:
     def tick(self) -> int:
         """Apply every passed deadline once; how many tables changed."""
         changed = 0
-        now = self.service.clock()
-        due = self.service.store.claim_due(now, CLAIM_SECONDS)
-        # in its own order: a clock that takes over a claim that ran out rarely races
+        due = self.service.store.due(self.service.clock())
+        # every gateway process runs a clock: in its own order, clocks rarely race for a table
         random.shuffle(due)
         for table_id in due:
             try:
@@ -96,8 +89,6 @@ class Clock:
                 if error.code in ("table_not_found", "table_closed"):
                     self.service.store.schedule(table_id, None)
                 else:
-                    # due again at once: the next tick tries again
-                    self.service.store.schedule(table_id, now)
                     log.warning(
                         "deadline not applied yet", extra={"table": table_id, "code": error.code}
                     )
