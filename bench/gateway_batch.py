@@ -54,6 +54,12 @@ def request_figures(rounds: dict[str, Any]) -> dict[str, float]:
             )
         )
     figures["declare_gateway_cpu_us"] = rounds["declare"]["cpu_us_per_request"]["gateway"]
+    # the declare that ends the deal (its showdown; the clock deals the next one meanwhile)
+    settles = rounds["declare_settles"]["cpu_us_per_request"]["gateway"]
+    figures["settles_gateway_cpu_us"] = settles
+    declare = figures["declare_gateway_cpu_us"]
+    # a short run's CPU readings (ticks of 10 ms) may be none at all
+    figures["settles_over_declare_cpu"] = settles / declare if declare else float("nan")
     figures["errors"] = float(sum(rounds["errors"].values()))
     return figures
 

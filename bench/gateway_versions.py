@@ -7,9 +7,11 @@ gateway and this tree's, each on a Redis and an evaluator of its own, and each m
 deals on 32 tables (moves/s, the moves' p50/p99) and the buy-ins and cash-outs of fresh
 seats (p50/p99, the gateway's CPU per request; bench/gateway_seats.py). Figures are
 medians over the runs of each tree: requests/s, each request's ratio to `/healthz` in
-the same round, the gateway's CPU per declare, moves/s, the seats' latencies; and the
-ratio of each of this tree's to REV's. Only the gateway's code differs: the evaluator,
-the load and the protobuf code are this tree's. Each run notes the machine's 1-minute
+the same round, the gateway's CPU per declare and per settling declare (with the next
+deal the clock deals meanwhile) and their ratio, moves/s, deals/s and a deal's cost in
+`/healthz` requests, the seats' latencies; and the ratio of each of this tree's to
+REV's. Only the gateway's code differs: the evaluator, the load and the protobuf code
+are this tree's. Each run notes the machine's 1-minute
 load average when it starts. The tables' seats are players of their own where the
 gateway has players; a revision older than them answers 404 to `POST /v1/players`,
 gets anonymous seats (`bench.gateway_http.guts_table`) and has no buy-ins to measure
@@ -68,6 +70,12 @@ def run_of(load: Any, plan: Any, config: GatewayConfig) -> dict[str, float]:
     finally:
         service.stop()
     figures["moves_per_second"] = deals["moves_per_second"]["median"]
+    figures["deals_per_second"] = deals["deals_per_second"]["median"]
+    # what a whole deal costs in `/healthz` requests of the same run
+    deals_per_second = figures["deals_per_second"]
+    figures["deal_in_healthz"] = (
+        figures["healthz_per_second"] / deals_per_second if deals_per_second else nan
+    )
     figures["move_p50_ms"] = deals["move_p50_ms"]["median"]
     figures["move_p99_ms"] = deals["move_p99_ms"]["median"]
     figures["deal_errors"] = float(sum(deals["errors"].values()))
@@ -192,6 +200,16 @@ def report(results: dict[str, Any]) -> None:
         print(
             f"{name[:12]:12} {m['load_average']:5.1f} {m['moves_per_second']:8,.0f}"
             f" {m['move_p50_ms']:12.1f} {m['move_p99_ms']:12.1f} {m['deal_errors']:12.0f}"
+        )
+    print(
+        f"{'gateway':12} {'us/declare':>11} {'us/settling':>12} {'settling x':>11}"
+        f" {'deals/s':>8} {'deal in healthz':>16}"
+    )
+    for name, m in medians.items():
+        print(
+            f"{name[:12]:12} {m['declare_gateway_cpu_us']:11,.0f}"
+            f" {m['settles_gateway_cpu_us']:12,.0f} {m['settles_over_declare_cpu']:11.2f}"
+            f" {m['deals_per_second']:8,.0f} {m['deal_in_healthz']:16.1f}"
         )
     print("buy-ins and cash-outs, p50 / p99 ms (gateway us per request)")
     print(f"{'gateway':12} " + " ".join(f"{label:>25}" for label in SEAT_LABELS.values()))

@@ -83,11 +83,14 @@ def ranking_request(state: State) -> dict[str, list[str]] | None:
 
 
 def finished_deal(state: State) -> dict[str, Any] | None:
-    """Return the record of the last deal, deck and salt included, once it has ended."""
+    """Return the record of the last deal, deck and salt included, once it has ended.
+
+    Its values are the state's own, not copies: the hand history encodes it at once.
+    """
     deal = state["deal"]
     if deal is None or not deal["ended"]:
         return None
-    return copy_state(dict(deal))
+    return dict(deal)
 
 
 def option(state: State, name: str) -> Any:
