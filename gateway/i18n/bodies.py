@@ -71,14 +71,15 @@ def localise_body(language: str, body: bytes) -> bytes:
     if b'"events":[' not in body:
         return body
     # a move's answer ends with its events ({"table": ..., "events": [...]}): only they
-    # are decoded; any other answer is decoded whole
+    # (and the members after them) are decoded, the rest of the text kept; the tail is
+    # an object only when those events are the answer's own, not a nested list's
     start = body.rfind(b',"events":[')
     if start > 0:
         try:
             tail = jsonio.loads(b"{" + body[start + 1 :])
         except ValueError:
             tail = None
-        if isinstance(tail, dict) and len(tail) == 1:
+        if isinstance(tail, dict):
             _add_lines(tail, language)
             return body[:start] + b"," + jsonio.dumps_bytes(tail)[1:]
     value = jsonio.loads(body)

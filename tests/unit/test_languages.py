@@ -6,6 +6,7 @@ import pytest
 
 from evaluator.guts import describe_guts as evaluator_guts
 from evaluator.paiute import describe_paiute as evaluator_paiute
+from gateway import jsonio
 from gateway.errors import problem, table_not_found
 from gateway.games.common import RuleError
 from gateway.http.language import negotiate, problem_body
@@ -192,3 +193,21 @@ def test_the_page_catalogue(language: str) -> None:
     assert isinstance(catalog["messages"], dict)
     if language == "en":
         assert catalog["messages"] == {}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"events":[{"id":1,"type":"showdown","data":{}}],"next":1}',
+        b'{"table":{"x":{"events":[{"id":1,"type":"showdown","data":{}}]}},"n":1}',
+        b'{"table":{"events":[{"id":1,"type":"showdown","data":{}}]},"events":[]}',
+        b'{"table":{"a":1},"events":[{"id":2,"type":"back","data":{"seat":1}}],"seat":1}',
+        b'{"a":{"b":1,"events":[{"id":2,"type":"showdown","data":{}}]},"c":2}',
+    ],
+)
+def test_only_an_answers_own_events_get_lines(body: bytes) -> None:
+    said = localise_body("hu", body)
+    assert jsonio.loads(said) == localise(jsonio.loads(body), "hu")
+    assert list(jsonio.loads(said)) == list(jsonio.loads(body))
+    nested = jsonio.loads(said).get("table") or jsonio.loads(said).get("a") or {}
+    assert all("line" not in event for event in nested.get("events", []))
