@@ -71,16 +71,18 @@ const WORDS = {
 };
 
 // A hand's rank in words, in the page's language. The API words the descriptions of its
-// answers in the language the page asks for (Accept-Language), but the event stream in
-// the browser's own, which an EventSource cannot change: when the two differ, the page
-// asks POST /v1/evaluate, in its language, for the words of the hands it shows (one
+// answers in the language the page asks for (Accept-Language, and `lang=` on the event
+// stream, whose EventSource sends only the browser's own). After a switch of language
+// the stream opened before it still speaks the old one: until it is opened again, the
+// page asks POST /v1/evaluate, in its language, for the words of the hands it shows (one
 // request for the hands of a showdown; a hand's words depend only on its cards, the game
 // and the wild rank), and shows the stream's words until the answer comes.
 const wordings = new Map();
 let wordingQueued = null;
 
 function described(description, cards, wildRank) {
-  if (!description || !cards || !view || language() === browserLanguage()) return description || "";
+  const streamWords = streamLanguage || browserLanguage();
+  if (!description || !cards || !view || language() === streamWords) return description || "";
   const game = view.game === "guts" ? `guts${view.options.cards}` : "paiute";
   const wild = game !== "paiute" ? null : wildRank || (view.deal && view.deal.wild_rank);
   const key = [language(), game, wild, cards.join(" ")].join("|");
@@ -141,6 +143,8 @@ let again = false;
 // retires the handlers of a replaced stream, and the failures in a row.
 let stream = null;
 let streamKind = null;
+// The language the open stream words its events in (its `lang=`).
+let streamLanguage = null;
 let streamGeneration = 0;
 let streamFailures = 0;
 let streamTimer = null;
@@ -688,7 +692,8 @@ async function openStream() {
   closeStream();
   if (gone) return;
   const generation = streamGeneration;
-  let url = `${tablePath}/events/stream?after=${lastSeen}`;
+  const words = language();
+  let url = `${tablePath}/events/stream?after=${lastSeen}&lang=${words}`;
   const kind = mySeat !== null && player ? "seat" : "public";
   if (kind === "seat" && position === null) {
     resync();
@@ -709,10 +714,11 @@ async function openStream() {
       return;
     }
     if (generation !== streamGeneration) return;
-    url = `${tablePath}/events/stream?ticket=${encodeURIComponent(ticket.ticket)}&after=${position}`;
+    url = `${tablePath}/events/stream?ticket=${encodeURIComponent(ticket.ticket)}&after=${position}&lang=${words}`;
   }
   const source = new EventSource(url);
   stream = source;
+  streamLanguage = words;
   streamKind = kind;
   source.addEventListener("open", () => {
     if (generation === streamGeneration) streamFailures = 0;

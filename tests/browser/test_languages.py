@@ -437,8 +437,8 @@ def test_the_picker_switches_the_language_in_place_and_remembers_it(
         expect(page.locator("html")).to_have_attribute("lang", "ps")
         expect(page.locator("#phase")).to_have_text(say("ps", "Your call: in or out?"))
         expect(page.locator("#language")).to_have_value("ps")
-        # The showdown comes on the stream, worded in the browser's language (French:
-        # English here); the page shows the hands' descriptions in Pashto all the same.
+        # The showdown comes on the stream, opened with lang=ps after the reload although
+        # the browser asks for French; the page shows the hands' descriptions in Pashto.
         page.locator("[data-action=in]").tap()
         actions = f"/v1/tables/{table_id}/actions"
         call(gateway_url, "POST", actions, {"action": "declare", "choice": "in"}, other)

@@ -144,23 +144,36 @@ def test_a_language_nobody_speaks_here_is_answered_in_english(gateway: Gateway) 
     assert response.get_json()["title"] == "Table not found"
 
 
-def test_an_event_stream_has_lines_when_asked(gateway: Gateway) -> None:
-    table_id = gateway.create()
-    stream = gateway.call(
-        "GET",
-        f"/v1/tables/{table_id}/events/stream",
-        headers=in_language("hu"),
-        buffered=False,
-    )
-    assert stream.mimetype == "text/event-stream"
-    assert stream.headers["Content-Language"] == "hu"
+def first_event(gateway: Gateway, path: str, language: str) -> tuple[Any, str]:
+    """The stream's answer and its text up to the table's first event."""
+    stream = gateway.call("GET", path, headers=in_language(language), buffered=False)
     text = ""
     for chunk in stream.response:
         text += chunk.decode() if isinstance(chunk, bytes) else chunk
         if "event: table_created" in text:
             break
     stream.close()
+    return stream, text
+
+
+def test_an_event_stream_has_lines_when_asked(gateway: Gateway) -> None:
+    table_id = gateway.create()
+    stream, text = first_event(gateway, f"/v1/tables/{table_id}/events/stream", "hu")
+    assert stream.mimetype == "text/event-stream"
+    assert stream.headers["Content-Language"] == "hu"
     assert '"line":"Az asztal megnyílt"' in text
+
+
+def test_a_streams_lang_parameter_takes_the_place_of_accept_language(gateway: Gateway) -> None:
+    table_id = gateway.create()
+    path = f"/v1/tables/{table_id}/events/stream?lang=hu"
+    stream, text = first_event(gateway, path, "fr-FR,sw;q=0.5")
+    assert stream.headers["Content-Language"] == "hu"
+    assert '"line":"Az asztal megnyílt"' in text
+    refused = gateway.call("GET", f"/v1/tables/{table_id}/events/stream?lang=fr")
+    assert refused.status_code == 400
+    problem = refused.get_json()
+    assert (problem["code"], problem["field"]) == ("invalid_parameter", "lang")
 
 
 def test_an_evaluation_is_described_in_the_language_asked(gateway: Gateway) -> None:

@@ -16,9 +16,10 @@ from gateway.errors import ApiError, invalid_token, problem
 from gateway.http.auth import IGNORED_KEY, principal_of
 from gateway.http.etags import entity_tags, if_match
 from gateway.http.headers import idempotency
-from gateway.http.language import problem_body, request_language
+from gateway.http.language import LANGUAGE_KEY, problem_body, request_language
 from gateway.http.limits import client_address
 from gateway.http.schemas import parse_json_body
+from gateway.i18n import LANGUAGES
 from gateway.i18n.bodies import localise_item
 from gateway.service.credentials import Principal
 from gateway.service.idempotency import Idempotency, Outcome
@@ -284,7 +285,7 @@ def event_stream(table_id: str) -> Response:
     service.check_cursor(table_id, after, field)
     lifetime = _settings().stream_max_seconds
     instance = request.path
-    language = request_language(request.environ)
+    language = _stream_language()
     holder = principal.player if principal.kind == "player" else None
     address = client_address(
         request.environ.get("REMOTE_ADDR"),
@@ -333,6 +334,26 @@ def event_stream(table_id: str) -> Response:
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"
     return response
+
+
+def _stream_language() -> str | None:
+    """The language of a stream's lines: `?lang=`, since an EventSource sends only the
+    browser's own Accept-Language; else what Accept-Language asks; None for neither."""
+    chosen = query_arg("lang")
+    if chosen is None:
+        return request_language(request.environ)
+    if chosen not in LANGUAGES:
+        raise ApiError(
+            400,
+            "invalid_parameter",
+            "Invalid parameter",
+            "Query parameter 'lang' is {value}; expected one of {choices}.",
+            field="lang",
+            value=repr(chosen),
+            choices=", ".join(LANGUAGES),
+        )
+    request.environ[LANGUAGE_KEY] = chosen
+    return chosen
 
 
 def _ticket_seat(principal: Principal) -> dict[str, Any] | None:
