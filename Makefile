@@ -154,7 +154,7 @@ I18N := gateway/i18n
 LANGUAGES := sw ps hu et
 MESSAGE_KEYWORDS := -k RuleError:2 -k ApiError:4 -k problem:2 -k say:2 -k say_plural:2,3 \
 	-k say_in:2c,3 -k N_ -k NP_:1c,2 -k bad_option:2 -k quota_exceeded:3 -k _chips:2,3 \
-	-k from_rule_error:2 -k invalid_credential:1 -k StoreUnavailable:1 -k EvaluatorUnavailable:1
+	-k from_rule_error:2 -k _coded:2 -k invalid_credential:1 -k StoreUnavailable:1 -k EvaluatorUnavailable:1
 PAGE_KEYWORDS := -k t -k tn:1,2
 messages: $(DEV_STAMP)
 	$(BIN)/pybabel extract --project=cardroom --no-default-keywords $(MESSAGE_KEYWORDS) --add-comments=NOTE: \

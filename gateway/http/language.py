@@ -17,6 +17,7 @@ body may depend on it.
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.datastructures import LanguageAccept
@@ -79,22 +80,68 @@ def _add_vary(headers: Headers) -> None:
     headers.append(("Vary", "Accept-Language"))
 
 
+# A worded answer's strong ETag carries its language as a suffix ("7" becomes "7-sw",
+# and "7-sw-br" once compressed), so that no two languages share a tag: a client that
+# changes its language is not told 304 for the words of the other one. The suffix comes
+# before the coding's, which the compression step (after this one) takes off first.
+_LANGUAGE_TAG = re.compile(r"-(?:" + "|".join(LANGUAGES) + r')(?=(?:-br|-gzip)?")')
+_TAG = re.compile(r'(W/)?"([^"]*)"')
+# stands for a tag of another language in If-None-Match: it matches no representation
+_ANOTHER_LANGUAGE = '"~"'
+
+
+def held_tags(header: str, language: str | None) -> str:
+    """If-None-Match with the language suffixes taken off the tags of the representation
+    in `language` (None: the one without a suffix), and the tags of any other language
+    replaced by one that matches nothing."""
+
+    def plain(match: re.Match[str]) -> str:
+        found = _LANGUAGE_TAG.search(match.group(0))
+        held = None if found is None else found.group(0)[1:]
+        if held != language:
+            return _ANOTHER_LANGUAGE
+        return _LANGUAGE_TAG.sub("", match.group(0))
+
+    return _TAG.sub(plain, header)
+
+
+def _suffix_tag(headers: Headers, language: str) -> None:
+    for index, (key, value) in enumerate(headers):
+        if key.lower() == "etag" and value.endswith('"'):
+            headers[index] = (key, f'{value[:-1]}-{language}"')
+            return
+
+
 class LanguageStep:
     """Reads Accept-Language before the endpoint; says the answer in that language after."""
 
     def before(self, exchange: Exchange) -> None:
-        """Note the language the request asks for (the routes read it: `request_language`)."""
-        request_language(exchange.environ)
+        """Note the language the request asks for (the routes read it: `request_language`),
+        and take the language suffixes off the tags of If-Match and If-None-Match."""
+        environ = exchange.environ
+        language = request_language(environ)
+        header = environ.get("HTTP_IF_MATCH")
+        if header is not None:
+            environ["HTTP_IF_MATCH"] = _LANGUAGE_TAG.sub("", header)
+        header = environ.get("HTTP_IF_NONE_MATCH")
+        if header is not None:
+            environ["HTTP_IF_NONE_MATCH"] = held_tags(header, language)
 
     def after(self, exchange: Exchange, status: int, headers: Headers) -> None:
-        """Content-Language and Vary on a JSON answer; its descriptions and lines."""
+        """Content-Language and Vary on a JSON answer; its descriptions and lines; the
+        language as a suffix of its ETag."""
+        language = exchange.environ.get(LANGUAGE_KEY)
+        if status == 304:
+            if language is not None:
+                _suffix_tag(headers, language)
+            return
         media = _media(headers)
         if media not in _WORDED_TYPES:
             return
         _add_vary(headers)
-        language = exchange.environ.get(LANGUAGE_KEY)
         if language is None:
             return
+        _suffix_tag(headers, language)
         headers.append(("Content-Language", language))
         if media == "application/json" and exchange.method != "HEAD" and status != 204:
             exchange.filters.append(functools.partial(localise_body, language))

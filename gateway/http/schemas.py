@@ -412,8 +412,10 @@ def _oneof_branch(schema: Mapping[str, Any], body: Mapping[str, Any]) -> str | N
         if value not in mapping:
             raise _coded(
                 _problem_code(discriminator),
-                f"Field '{member}' must be one of {_quoted(list(mapping))}.",
+                "Field '{member}' must be one of {choices}.",
                 member,
+                member=member,
+                choices=_quoted(list(mapping)),
             )
         return mapping[value]
 

@@ -184,3 +184,34 @@ def test_an_evaluation_is_described_in_the_language_asked(gateway: Gateway) -> N
     assert descriptions(plain.get_json()) == ["Pair of kings, 9 kicker"]
     assert descriptions(worded.get_json()) == ["Kuningate paar, lisakaart 9"]
     assert worded.headers["Content-Language"] == "et"
+
+
+def test_each_language_has_an_etag_of_its_own(gateway: Gateway) -> None:
+    """A worded table's ETag carries its language, so a client that changes language is
+    not told 304 for the other language's words; If-Match still names the version."""
+    table_id, _ = played_deal(gateway)
+    path = f"/v1/tables/{table_id}"
+    english = gateway.call("GET", path)
+    version = english.headers["ETag"].strip('"')
+    swahili = gateway.call("GET", path, headers=in_language("sw"))
+    assert swahili.headers["ETag"] == f'"{version}-sw"'
+    held = {**in_language("sw"), "If-None-Match": swahili.headers["ETag"]}
+    again = gateway.call("GET", path, headers=held)
+    assert again.status_code == 304
+    assert again.headers["ETag"] == f'"{version}-sw"'
+    other = gateway.call("GET", path, headers={**held, "Accept-Language": "hu"})
+    assert other.status_code == 200
+    assert other.headers["ETag"] == f'"{version}-hu"'
+    assert other.headers["Content-Language"] == "hu"
+    plain = gateway.call("GET", path, headers={"If-None-Match": swahili.headers["ETag"]})
+    assert plain.status_code == 200
+    assert plain.headers["ETag"] == f'"{version}"'
+    fresh = gateway.create()
+    players = [gateway.sit(fresh, name) for name in ("cy", "di")]
+    fresh_path = f"/v1/tables/{fresh}"
+    tag = gateway.call("GET", fresh_path, headers=in_language("sw")).headers["ETag"]
+    start = {"json": {"action": "start"}, "headers": {**in_language("sw"), "If-Match": tag}}
+    assert gateway.call("POST", f"{fresh_path}/actions", players[0], **start).status_code == 200
+    stale = gateway.call("POST", f"{fresh_path}/actions", players[0], **start)
+    assert stale.status_code == 412
+    assert stale.get_json()["code"] == "stale_version"
