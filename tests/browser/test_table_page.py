@@ -277,7 +277,9 @@ def test_guts_deal_two_browsers(browser: Browser, gateway_url: str) -> None:
         assert bo.errors == []
         # Live updates came from each seat's own stream, opened with a ticket; every
         # request stayed on this gateway.
-        stream = re.compile(rf"/v1/tables/{table_id}/events/stream\?ticket=crt_[^&]+&after=\d+$")
+        stream = re.compile(
+            rf"/v1/tables/{table_id}/events/stream\?ticket=crt_[^&]+&after=\d+&lang=en$"
+        )
         for person in (ann, bo):
             assert any(stream.search(url) for url in person.requests)
             assert all(url.startswith(gateway_url + "/") for url in person.requests)
