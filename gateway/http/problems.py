@@ -84,6 +84,14 @@ def http_status(error: HTTPException) -> int:
     return error.response.status_code if error.response is not None else 500
 
 
+# what werkzeug refuses before an endpoint runs, said in words the catalogues hold
+_HTTP_DETAILS: dict[int, str] = {
+    400: N_("The request is not one this server can read."),
+    406: N_("This server cannot answer in any media type the request accepts."),
+    415: N_("The request body's media type is not one this endpoint reads."),
+}
+
+
 def _from_http_exception(error: HTTPException, method: str, path: str) -> ApiError:
     status = http_status(error)
     if status == 500:
@@ -106,5 +114,6 @@ def _from_http_exception(error: HTTPException, method: str, path: str) -> ApiErr
     elif status >= 500:
         detail = INTERNAL_DETAIL
     else:
-        detail = error.description or error.name
+        # werkzeug's own words are English only: the statuses it answers here have ours
+        detail = _HTTP_DETAILS.get(status) or error.description or error.name
     return ApiError(status, code, title, detail, headers=headers, **params)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import werkzeug.exceptions
 
 from evaluator.guts import describe_guts as evaluator_guts
 from evaluator.paiute import describe_paiute as evaluator_paiute
@@ -10,6 +11,7 @@ from gateway import jsonio
 from gateway.errors import problem, table_not_found
 from gateway.games.common import RuleError
 from gateway.http.language import negotiate, problem_body
+from gateway.http.problems import problem_of
 from gateway.i18n import LANGUAGES, hands
 from gateway.i18n.bodies import localise, localise_body
 from gateway.i18n.catalogs import say, say_plural
@@ -211,3 +213,23 @@ def test_only_an_answers_own_events_get_lines(body: bytes) -> None:
     assert list(jsonio.loads(said)) == list(jsonio.loads(body))
     nested = jsonio.loads(said).get("table") or jsonio.loads(said).get("a") or {}
     assert all("line" not in event for event in nested.get("events", []))
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        werkzeug.exceptions.BadRequest,
+        werkzeug.exceptions.NotAcceptable,
+        werkzeug.exceptions.UnsupportedMediaType,
+    ],
+)
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_what_werkzeug_refuses_is_said_in_the_language_asked(
+    refusal: type[werkzeug.exceptions.HTTPException], language: str
+) -> None:
+    error = problem_of(refusal(), "POST", "/v1/tables")
+    english = problem_body(error, "/v1/tables", None)
+    worded = problem_body(error, "/v1/tables", language)
+    assert (worded["code"], worded["status"]) == (english["code"], english["status"])
+    assert worded["detail"] == say(language, error.detail, {})
+    assert worded["detail"] != english["detail"]
