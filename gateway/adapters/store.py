@@ -470,11 +470,6 @@ class TableStore:
         else:
             self.client.zadd(DEADLINES_KEY, {table_id: deadline})
 
-    def due(self, now: float, limit: int = 100) -> list[str]:
-        """Tables whose deadline has passed."""
-        rows = self.client.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
-        return [str(table_id) for table_id in rows]
-
     def claim_due(self, now: float, limit: int, until: float) -> list[str]:
         """Tables whose deadline has passed, each held for this caller until `until`.
 
