@@ -42,6 +42,7 @@ from referencing.jsonschema import DRAFT202012
 from gateway.errors import ApiError, from_rule_error, problem
 from gateway.games.common import copy_state
 from gateway.i18n import N_
+from gateway.i18n.catalogs import Phrase
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.yaml")
 # libyaml's loader reads the document about seven times faster than the pure-Python one.
@@ -59,15 +60,18 @@ _KEYWORD_ORDER: dict[str, int] = {
     "enum": 3,
 }
 
+# NOTE: a JSON type, as it fills "Field {name} must be {expected}."
 _TYPE_NAMES: dict[str, str] = {
-    "integer": "an integer",
-    "number": "a number",
-    "string": "a string",
-    "boolean": "true or false",
-    "object": "an object",
-    "array": "an array",
+    "integer": Phrase(N_("an integer")),
+    "number": Phrase(N_("a number")),
+    "string": Phrase(N_("a string")),
+    "boolean": Phrase(N_("true or false")),
+    "object": Phrase(N_("an object")),
+    "array": Phrase(N_("an array")),
     "null": "null",
 }
+# NOTE: the request body as a whole, as it fills "Field {name} ..." templates.
+_THE_BODY = Phrase(N_("the body"))
 
 
 def _is_strict_integer(checker: TypeChecker, instance: object) -> bool:
@@ -257,6 +261,8 @@ def _quoted(values: Sequence[Any]) -> str:
 
 def _describe_type(expected: str | Sequence[str]) -> str:
     names = [expected] if isinstance(expected, str) else list(expected)
+    if len(names) == 1:
+        return _TYPE_NAMES.get(names[0], names[0])
     return " or ".join(_TYPE_NAMES.get(name, name) for name in names)
 
 
@@ -359,7 +365,7 @@ def _to_api_error(error: ValidationError) -> ApiError:
         field = field_path([*path, missing[0]]) if missing else field_path(path)
         return problem("missing_field", "Field '{member}' is required.", field=field, member=field)
     field = field_path(path)
-    name = f"'{field}'" if field else "the body"
+    name = f"'{field}'" if field else _THE_BODY
     if keyword == "type":
         expected_type: Any = error.validator_value
         expected = _describe_type(expected_type)

@@ -86,13 +86,30 @@ def translations(language: str, domain: str = "messages") -> Translations:
     return Translations(language, messages, expr, gettext.c2py(expr))
 
 
+class Phrase(str):
+    """A placeholder's value that is itself a message (marked `N_` where it is written):
+    said in the language of the template it fills, English as it is."""
+
+    __slots__ = ()
+
+
 def say(language: str, template: str, params: Mapping[str, Any] | None = None) -> str:
-    """`template` in `language`, its placeholders filled from `params`.
+    """`template` in `language`, its placeholders filled from `params` (a `Phrase` among
+    them in that language too).
 
     Without params the template is the text itself (it is never formatted, as the English
     text never was); a translation whose placeholders do not fit is replaced by English.
     """
-    text = template if language == SOURCE_LANGUAGE else translations(language).gettext(template)
+    if language == SOURCE_LANGUAGE:
+        text = template
+    else:
+        catalog = translations(language)
+        text = catalog.gettext(template)
+        if params and any(isinstance(value, Phrase) for value in params.values()):
+            params = {
+                key: catalog.gettext(value) if isinstance(value, Phrase) else value
+                for key, value in params.items()
+            }
     if not params:
         return text
     try:

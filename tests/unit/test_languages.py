@@ -8,10 +8,11 @@ import werkzeug.exceptions
 from evaluator.guts import describe_guts as evaluator_guts
 from evaluator.paiute import describe_paiute as evaluator_paiute
 from gateway import jsonio
-from gateway.errors import problem, table_not_found
+from gateway.errors import ApiError, problem, table_not_found
 from gateway.games.common import RuleError
 from gateway.http.language import negotiate, problem_body
 from gateway.http.problems import problem_of
+from gateway.http.schemas import parse_json_body
 from gateway.i18n import LANGUAGES, hands
 from gateway.i18n.bodies import localise, localise_body
 from gateway.i18n.catalogs import say, say_plural
@@ -233,3 +234,13 @@ def test_what_werkzeug_refuses_is_said_in_the_language_asked(
     assert (worded["code"], worded["status"]) == (english["code"], english["status"])
     assert worded["detail"] == say(language, error.detail, {})
     assert worded["detail"] != english["detail"]
+
+
+def test_a_fields_expected_type_is_said_in_the_language_asked() -> None:
+    with pytest.raises(ApiError) as caught:
+        parse_json_body(b'{"buy_in": "many"}', "application/json", "TakeSeat")
+    english = problem_body(caught.value, "/", None)
+    worded = problem_body(caught.value, "/", "hu")
+    assert english["detail"] == "Field 'buy_in' must be an integer."
+    assert worded["detail"] == "A(z) 'buy_in' mezőnek egész szám kell lennie."
+    assert (worded["code"], worded["field"]) == ("invalid_type", "buy_in")
