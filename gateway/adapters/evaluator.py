@@ -133,7 +133,7 @@ class EvaluatorClient:
                 timeout=self._timeout,
             )
         return EvaluatorUnavailable(
-            "The hand evaluator did not answer ({status}).", status=code.name
+            "The hand evaluator did not answer ({grpc_status}).", grpc_status=code.name
         )
 
     def ping(self) -> None:
