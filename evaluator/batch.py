@@ -23,7 +23,7 @@ the combination's targets, else the wild card with the lowest index.
 import functools
 import itertools
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any, Final
 
 import numpy as np
@@ -42,6 +42,7 @@ from evaluator.paiute import (
     flush_strength,
     group_strength,
     takes_five,
+    too_many_wild_cards,
 )
 
 NO_LEFTOVER: Final = 255
@@ -49,6 +50,11 @@ NO_LEFTOVER: Final = 255
 _GUTS_SIZES: Final = (2, 3)
 _PAIUTE_SIZES: Final = (5, 6)
 _WILD_SYMBOL: Final = 13
+_SYMBOLS: Final = 14  # thirteen ranks and the wild symbol
+# Rows ranked at a time: a block's temporaries stay in the cache, and the ones of the
+# next block reuse their memory, where a million rows at once would fault in fresh
+# pages for each: two to three times the rate on a million hands.
+BLOCK_ROWS: Final = 1 << 16
 _MAX_WILD_CARDS: Final = 4
 _FIELD_BITS: Final = 16
 _FIELD_MASK: Final = (1 << _FIELD_BITS) - 1
@@ -71,6 +77,9 @@ _CATEGORY_NUMBERS: Final = {
 }
 _CATEGORY_SHIFTS: Final = {"guts2": 12, "guts3": 12, "paiute": ORDER_SHIFT}
 
+U8 = npt.NDArray[np.uint8]
+U32 = npt.NDArray[np.uint32]
+
 
 def validate_batch(hands: npt.NDArray[Any], sizes: Collection[int]) -> None:
     """Raise HandError, naming the first bad hand, unless every row is a valid hand."""
@@ -81,42 +90,82 @@ def validate_batch(hands: npt.NDArray[Any], sizes: Collection[int]) -> None:
     count, width = hands.shape
     if count == 0:
         return
-    if width in sizes:
-        in_range = hands.min() >= 0 and hands.max() <= 51
-        cards = hands if in_range else np.clip(hands, 0, 51)
-        # Distinct cards set distinct bits, so a repeated card leaves fewer bits set. The
-        # columns are or-ed one by one: `bitwise_or.reduce` over the transposed array
-        # walks it with a stride and costs seven times as much.
-        columns = cards.T
-        seen = np.left_shift(np.uint64(1), columns[0].astype(np.uint64))
-        for column in columns[1:]:
-            seen |= np.left_shift(np.uint64(1), column.astype(np.uint64))
-        bad = np.bitwise_count(seen) != width
-        if not in_range:
-            bad |= ((hands < 0) | (hands > 51)).any(axis=1)
-        if not bad.any():
-            return
-        first = int(np.argmax(bad))
-    else:
-        first = 0
+    if width not in sizes:
+        _refuse(hands, 0, sizes)
+    for start in range(0, count, BLOCK_ROWS):
+        block = hands[start : start + BLOCK_ROWS]
+        _check_block(block, np.ascontiguousarray(block.T), start, sizes)
+
+
+def _check_block(
+    hands: npt.NDArray[Any], columns: npt.NDArray[Any], start: int, sizes: Collection[int]
+) -> None:
+    """Refuse the first row of a block (its first row is hand `start`) that repeats a
+    card or holds an index outside 0..51; `columns` is the block transposed, contiguous."""
+    # Compared pair by pair, on the contiguous columns: a tenth of the cost of or-ing one
+    # bit a card into 64-bit masks, which needs a wide copy of every column.
+    bad: npt.NDArray[np.bool_] = columns[0] == columns[1]
+    for left, right in itertools.combinations(range(len(columns)), 2):
+        if (left, right) != (0, 1):
+            bad |= columns[left] == columns[right]
+    if hands.min() < 0 or hands.max() > 51:
+        bad |= ((hands < 0) | (hands > 51)).any(axis=1)
+    if bad.any():
+        _refuse(hands, int(np.argmax(bad)), sizes, start)
+
+
+def _refuse(hands: npt.NDArray[Any], row: int, sizes: Collection[int], start: int = 0) -> None:
+    """Raise the HandError check_hand gives row `row` (hand `start + row`)."""
+    first = start + row
     try:
-        check_hand(hands[first].tolist(), sizes)
+        check_hand(hands[row].tolist(), sizes)
     except HandError as error:
         raise HandError(f"hand {first}: {error}", hand_index=first) from None
     raise AssertionError(f"hand {first} was found bad but passes check_hand")
 
 
-def rank_guts_batch(hands: npt.NDArray[Any], cards_per_hand: int) -> npt.NDArray[np.uint32]:
-    """Return the Guts strength of each row of hands, (N, 2) or (N, 3) card indexes."""
+def _by_blocks(
+    rank: Callable[[U8], tuple[npt.NDArray[Any], ...]], hands: U8
+) -> tuple[npt.NDArray[Any], ...]:
+    """The arrays `rank` returns for hands, made BLOCK_ROWS rows at a time."""
+    if len(hands) <= BLOCK_ROWS:
+        return rank(hands)
+    parts = [rank(hands[start : start + BLOCK_ROWS]) for start in range(0, len(hands), BLOCK_ROWS)]
+    return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+
+
+def rank_guts_batch(
+    hands: npt.NDArray[Any], cards_per_hand: int, dtype: type[np.unsignedinteger[Any]] = np.uint32
+) -> npt.NDArray[Any]:
+    """Return the Guts strength of each row of hands, (N, 2) or (N, 3) card indexes, as
+    `dtype`: uint32, or uint16 (every Guts strength is below 2**15) to spare the widening."""
     if cards_per_hand not in _GUTS_SIZES:
         raise HandError(f"Guts is played with 2 or 3 cards, not {cards_per_hand}")
-    validate_batch(hands, (cards_per_hand,))
-    columns = hands.T.astype(np.intp)
-    index = columns[0] * 52 + columns[1]
-    if cards_per_hand == 3:
+    if hands.dtype != np.uint8 or hands.ndim != 2 or hands.shape[1] != cards_per_hand:
+        validate_batch(hands, (cards_per_hand,))
+        hands = hands.astype(np.uint8)
+    elif hands.size and hands.max() > 51:
+        validate_batch(hands, (cards_per_hand,))
+    if np.dtype(dtype) not in (np.dtype(np.uint32), np.dtype(np.uint16)):
+        raise ValueError(f"Guts strengths are uint32 or uint16, not {np.dtype(dtype)}")
+    table = _guts_table(cards_per_hand)
+    (strengths,) = _by_blocks(lambda block: (_guts_block(block, table),), hands)
+    # the table holds 0 where a card repeats: the lookup itself finds repeated cards
+    if not strengths.all():
+        validate_batch(hands, (cards_per_hand,))
+        raise AssertionError("a hand of distinct cards has no strength")
+    return strengths.astype(dtype, copy=False)
+
+
+def _guts_block(hands: U8, table: npt.NDArray[np.uint16]) -> npt.NDArray[np.uint16]:
+    """The strengths of card indexes 0..51 (uint8): the table at c0 * 2704 + c1 * 52 + c2."""
+    # the index is made in uint32 (52**3 fits), half the bytes of intp
+    columns = hands.T
+    index = columns[0].astype(np.uint32)
+    for column in columns[1:]:
         index *= 52
-        index += columns[2]
-    strengths: npt.NDArray[np.uint32] = _guts_table(cards_per_hand)[index]
+        index += column
+    strengths: npt.NDArray[np.uint16] = table.take(index)
     return strengths
 
 
@@ -124,34 +173,67 @@ def rank_paiute_batch(
     hands: npt.NDArray[Any],
     wild_rank: int,
     valuation: Valuation = Valuation.SIX_CARD_COMBINATIONS,
+    live_wild_cards: int | None = None,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
-    """Return the Paiute strength of each row of hands and its leftover card (255 for none)."""
-    check_wild_rank(wild_rank)
-    validate_batch(hands, _PAIUTE_SIZES)
-    count, size = hands.shape
-    cards = hands.T.astype(np.intp)
-    symbol_of_card, bits_of_card = _card_tables(int(wild_rank))
-    five = takes_five(size, valuation)
+    """Return the Paiute strength of each row of hands and its leftover card (255 for none).
 
-    symbols = list(symbol_of_card[cards])
+    With `live_wild_cards`, a hand holding more cards of the wild rank is refused too
+    (`LIVE_WILD_CARDS` as the rules deal), after every other fault of the batch."""
+    check_wild_rank(wild_rank)
+    if hands.dtype != np.uint8 or hands.ndim != 2:
+        validate_batch(hands, _PAIUTE_SIZES)
+        hands = hands.astype(np.uint8)  # every index is 0..51 now
+    count, size = hands.shape
+    if size not in _PAIUTE_SIZES:
+        _refuse(hands, 0, _PAIUTE_SIZES)
+    five = takes_five(size, valuation)
+    strengths = np.empty(count, dtype=np.uint32)
+    leftovers = np.empty(count, dtype=np.uint8)
+    too_wild: int | None = None
+    for start in range(0, count, BLOCK_ROWS):
+        block = hands[start : start + BLOCK_ROWS]
+        # transposed once, for the checks and the ranking both
+        columns = np.ascontiguousarray(block.T)
+        _check_block(block, columns, start, _PAIUTE_SIZES)
+        ranked, left, wild_counts = _paiute_block(block, columns, int(wild_rank), five)
+        strengths[start : start + len(block)] = ranked
+        leftovers[start : start + len(block)] = left
+        if live_wild_cards is not None and too_wild is None:
+            over = np.flatnonzero(wild_counts > live_wild_cards)
+            if over.size:
+                too_wild = start + int(over[0])
+    if too_wild is not None:
+        raise HandError(f"hand {too_wild}: {too_many_wild_cards(wild_rank)}", hand_index=too_wild)
+    return strengths, leftovers
+
+
+def _paiute_block(
+    hands: U8, columns: U8, wild_rank: int, five: bool
+) -> tuple[U32, U8, npt.NDArray[np.uint8]]:
+    """The strengths, leftovers and wild-card counts of valid card indexes (uint8, and
+    `columns` the same transposed, contiguous) under one wild rank."""
+    count, size = hands.shape
+    # each card's symbol: its rank - 2, or 13 for the wild rank
+    symbols = columns >> 2
+    wild = (symbols == wild_rank - 2).view(np.uint8)
+    wild_counts = wild[0] + wild[1]
+    for place in range(2, size):
+        wild_counts += wild[place]
+    wild *= _WILD_SYMBOL - (wild_rank - 2)
+    symbols += wild
+    rows = list(symbols)
     for low, high in _SORTING_NETWORKS[size]:
-        symbols[low], symbols[high] = (
-            np.minimum(symbols[low], symbols[high]),
-            np.maximum(symbols[low], symbols[high]),
-        )
-    weights = _combinadic_weights(size)
-    index = weights[0][symbols[0].astype(np.intp)]
-    for place in range(1, size):
-        index += weights[place][symbols[place].astype(np.intp)]
-    strengths = _group_table(size, five)[index]
+        rows[low], rows[high] = np.minimum(rows[low], rows[high]), np.maximum(rows[low], rows[high])
+    index = _combinadic_index(rows)
+    strengths: U32 = _group_table(size, five).take(index)
 
     leftovers = np.full(count, NO_LEFTOVER, dtype=np.uint8)
     if not five:
-        return strengths, leftovers
-    card_bits = bits_of_card[cards]
-    suit_fields = card_bits[0] + card_bits[1]
-    for place in range(2, size):
-        suit_fields += card_bits[place]
+        return strengths, leftovers, wild_counts
+    bits_of_card = _card_bits(wild_rank)
+    suit_fields = bits_of_card.take(columns[0])
+    for place in range(1, size):
+        suit_fields += bits_of_card.take(columns[place])
     # Read little-endian, the four 16-bit fields of each word come in suit order.
     fields = suit_fields.astype("<u8", copy=False).view("<u2").reshape(count, 4)
     flushes = _flush_table()[fields]
@@ -159,15 +241,34 @@ def rank_paiute_batch(
         np.maximum(strengths, flushes[:, suit], out=strengths)
 
     if size == 6:
-        rows = np.flatnonzero(strengths >= STRAIGHT_FLUSH << ORDER_SHIFT)
-        if rows.size:
-            leftovers[rows] = _leftovers(
-                hands[rows].astype(np.int64),
-                strengths[rows].astype(np.int64),
-                flushes[rows],
-                int(wild_rank),
+        rows_of_flushes = np.flatnonzero(strengths >= STRAIGHT_FLUSH << ORDER_SHIFT)
+        if rows_of_flushes.size:
+            leftovers[rows_of_flushes] = _leftovers(
+                hands[rows_of_flushes].astype(np.int64),
+                strengths[rows_of_flushes].astype(np.int64),
+                flushes[rows_of_flushes],
+                wild_rank,
             )
-    return strengths, leftovers
+    return strengths, leftovers, wild_counts
+
+
+def _combinadic_index(rows: list[U8]) -> U32:
+    """The combinadic index of sorted symbols (one array per place), summed from tables
+    over three places at a time (two lookups for six places instead of six)."""
+    index: U32 | None = None
+    for first in range(0, len(rows), 3):
+        places = rows[first : first + 3]
+        key = places[0].astype(np.uint16)
+        for place in places[1:]:
+            key *= _SYMBOLS
+            key += place
+        part = _place_sums(first, len(places)).take(key)
+        if index is None:
+            index = part
+        else:
+            index += part
+    assert index is not None
+    return index
 
 
 def strength_categories(game: str, strengths: npt.NDArray[Any]) -> npt.NDArray[np.uint8]:
@@ -235,14 +336,19 @@ def guts_strength_list(cards_per_hand: int) -> list[int]:
 
 
 @functools.cache
-def _guts_table(cards_per_hand: int) -> npt.NDArray[np.uint32]:
-    """Map c0 * 2704 + c1 * 52 + c2 (or c0 * 52 + c1) to the strength of the hand."""
+def _guts_table(cards_per_hand: int) -> npt.NDArray[np.uint16]:
+    """Map c0 * 2704 + c1 * 52 + c2 (or c0 * 52 + c1) to the strength of the hand.
+
+    In uint16 (every Guts strength is below 2**15): half the bytes of uint32, so more
+    of it stays in the cache while a batch is ranked."""
     rank = rank_guts2 if cards_per_hand == 2 else rank_guts3
     combinations = np.array(list(itertools.combinations(range(52), cards_per_hand)))
     strengths = np.array([rank(hand).strength for hand in combinations.tolist()])
     weights = 52 ** np.arange(cards_per_hand - 1, -1, -1)
+    if strengths.max() >= 1 << 15:
+        raise AssertionError("a Guts strength does not fit 15 bits")
     # Repeated cards are not hands; their entries stay 0, below every real strength.
-    table = np.zeros(52**cards_per_hand, dtype=np.uint32)
+    table = np.zeros(52**cards_per_hand, dtype=np.uint16)
     for order in itertools.permutations(range(cards_per_hand)):
         table[combinations[:, order] @ weights] = strengths
     table.flags.writeable = False
@@ -250,20 +356,15 @@ def _guts_table(cards_per_hand: int) -> npt.NDArray[np.uint32]:
 
 
 @functools.cache
-def _card_tables(wild_rank: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64]]:
-    """Return each card's rank symbol (13 if wild) and its bits in the suit fields."""
-    symbols = np.zeros(52, dtype=np.uint8)
+def _card_bits(wild_rank: int) -> npt.NDArray[np.uint64]:
+    """Each card's bits in the suit fields: its rank's bit in its suit's field, or for a
+    card of the wild rank one more wild card in every field."""
     bits = np.zeros(52, dtype=np.uint64)
     for card in range(52):
         rank, suit = card // 4 + 2, card % 4
-        if rank == wild_rank:
-            symbols[card] = _WILD_SYMBOL
-            bits[card] = _WILD_BITS
-        else:
-            symbols[card] = rank - 2
-            bits[card] = 1 << (rank - 2 + _FIELD_BITS * suit)
-    symbols.flags.writeable = bits.flags.writeable = False
-    return symbols, bits
+        bits[card] = _WILD_BITS if rank == wild_rank else 1 << (rank - 2 + _FIELD_BITS * suit)
+    bits.flags.writeable = False
+    return bits
 
 
 @functools.cache
@@ -276,6 +377,21 @@ def _combinadic_weights(size: int) -> tuple[npt.NDArray[np.intp], ...]:
     for place_weights in weights:
         place_weights.flags.writeable = False
     return weights
+
+
+@functools.cache
+def _place_sums(first: int, places: int) -> npt.NDArray[np.uint32]:
+    """The combinadic weights of places first .. first + places - 1 summed, by the key
+    s_0 * 14 ** (places - 1) + ... + s_last of their symbols."""
+    weights = _combinadic_weights(first + places)[first:]
+    sums = np.zeros(_SYMBOLS**places, dtype=np.uint32)
+    for symbols in itertools.product(range(_SYMBOLS), repeat=places):
+        key = 0
+        for symbol in symbols:
+            key = key * _SYMBOLS + symbol
+        sums[key] = sum(int(weights[place][symbol]) for place, symbol in enumerate(symbols))
+    sums.flags.writeable = False
+    return sums
 
 
 @functools.cache

@@ -21,12 +21,12 @@ from cardroom.evaluator.v1 import evaluator_pb2 as pb
 class PackedReply:
     """A packed EvaluateResponse read as arrays, one entry per hand, in request order.
 
-    `descriptions` is None when they were omitted; else it holds each hand's
-    description, taken from the reply's table of distinct ones.
+    `categories` and `descriptions` are None when they were omitted; `descriptions`
+    else holds each hand's description, taken from the reply's table of distinct ones.
     """
 
-    strengths: npt.NDArray[np.uint32]
-    categories: npt.NDArray[np.uint8]
+    strengths: npt.NDArray[np.uint32] | npt.NDArray[np.uint16]
+    categories: npt.NDArray[np.uint8] | None
     leftovers: npt.NDArray[np.uint8] | None
     descriptions: list[str] | None
 
@@ -37,8 +37,11 @@ def packed_request(
     wild_rank: int | None = None,
     describe: bool = False,
     valuation: pb.PaiuteValuation.ValueType = pb.PAIUTE_VALUATION_UNSPECIFIED,
+    strength_bytes: int = 4,
+    categories: bool = True,
 ) -> pb.EvaluateRequest:
-    """An EvaluateRequest of (N, cards) card indexes that asks for a packed reply."""
+    """An EvaluateRequest of (N, cards) card indexes that asks for a packed reply, its
+    strengths `strength_bytes` wide (2 for Guts only), with or without the categories."""
     cards = np.ascontiguousarray(hands, dtype=np.uint8)
     if cards.ndim != 2:
         raise ValueError(f"hands must be a 2-D array of card indexes, got shape {cards.shape}")
@@ -50,13 +53,24 @@ def packed_request(
         omit_descriptions=not describe,
         paiute_valuation=valuation,
         packed_reply=True,
+        strength_bytes=0 if strength_bytes == 4 else strength_bytes,
+        omit_categories=not categories,
     )
 
 
-def read_packed_reply(reply: pb.EvaluateResponse) -> PackedReply:
-    """The arrays of a packed reply; the strengths and categories are views of its bytes."""
-    strengths = np.frombuffer(reply.packed_strengths, dtype="<u4")
-    categories = np.frombuffer(reply.packed_categories, dtype=np.uint8)
+def read_packed_reply(reply: pb.EvaluateResponse, strength_bytes: int = 4) -> PackedReply:
+    """The arrays of a packed reply whose strengths are `strength_bytes` wide (what the
+    request asked for); the strengths and categories are views of its bytes."""
+    width = {4: "<u4", 2: "<u2"}[strength_bytes]
+    strengths = np.frombuffer(reply.packed_strengths, dtype=width)
+    categories = (
+        np.frombuffer(reply.packed_categories, dtype=np.uint8) if reply.packed_categories else None
+    )
+    if categories is not None and len(categories) != len(strengths):
+        raise ValueError(
+            f"{len(categories)} categories for {len(strengths)} strengths of"
+            f" {strength_bytes} bytes: read the reply with the request's strength_bytes"
+        )
     leftovers = np.frombuffer(reply.leftovers, dtype=np.uint8) if reply.leftovers else None
     descriptions = None
     if reply.description_table:

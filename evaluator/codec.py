@@ -11,6 +11,7 @@ parse its output with the generated class and compare it field by field.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +25,8 @@ _PACKED_CATEGORIES_TAG = b"\x32"  # field 6, bytes
 _TABLE_ENTRY_TAG = b"\x3a"  # field 7, length-delimited (string)
 _DESCRIPTION_INDEXES_TAG = b"\x42"  # field 8, bytes
 
-U32 = npt.NDArray[np.uint32]
+# strengths: uint32, or uint16 for Guts (every Guts strength is below 2**15)
+U32 = npt.NDArray[np.uint32] | npt.NDArray[np.uint16]
 U8 = npt.NDArray[np.uint8]
 
 
@@ -55,6 +57,13 @@ def encode_varints(values: U32) -> bytes:
 
 def _field(tag: bytes, payload: bytes) -> bytes:
     return tag + encode_varint(len(payload)) + payload if payload else b""
+
+
+def _append_field(parts: list[bytes | memoryview], tag: bytes, array: npt.NDArray[Any]) -> None:
+    """Add a bytes field holding a contiguous array's memory, without copying it."""
+    if array.size:
+        parts.append(tag + encode_varint(array.nbytes))
+        parts.append(np.ascontiguousarray(array).data.cast("B"))
 
 
 class ResponseEncoder:
@@ -95,7 +104,7 @@ class ResponseEncoder:
         return bytes(table[strengths][used[strengths]].tobytes())
 
     def _learn(self, strengths: U32) -> None:
-        unique = np.unique(strengths)
+        unique: U32 = np.unique(strengths)  # type: ignore[assignment]
         categories = self._category_of(unique).tolist()
         for strength, category in zip(unique.tolist(), categories, strict=True):
             if not self._known[strength]:
@@ -145,24 +154,34 @@ class ResponseEncoder:
             parts.append(_field(_LEFTOVERS_TAG, leftovers.tobytes()))
         return b"".join(parts)
 
-    def encode_packed(self, strengths: U32, leftovers: U8 | None, describe: bool) -> bytes:
-        """The whole serialised packed reply: fixed-width strengths and categories as
-        bytes, and with `describe` each distinct description once and every hand's index
-        into that table."""
+    def encode_packed(
+        self,
+        strengths: U32,
+        leftovers: U8 | None,
+        describe: bool,
+        strength_bytes: int = 4,
+        categories: bool = True,
+    ) -> bytes:
+        """The whole serialised packed reply: fixed-width strengths (`strength_bytes`, 4
+        or 2 a hand), each hand's category unless `categories` is false, and with
+        `describe` each distinct description once and every hand's index into that table.
+
+        The arrays go into the reply as they are: the one copy is the join."""
         if len(strengths) == 0:
             return b""
-        parts = [
-            _field(_PACKED_STRENGTHS_TAG, strengths.astype("<u4", copy=False).tobytes()),
-            _field(_PACKED_CATEGORIES_TAG, self._category_of(strengths).tobytes()),
-        ]
+        width = "<u4" if strength_bytes == 4 else "<u2"
+        parts: list[bytes | memoryview] = []
+        _append_field(parts, _PACKED_STRENGTHS_TAG, strengths.astype(width, copy=False))
+        if categories:
+            _append_field(parts, _PACKED_CATEGORIES_TAG, self._category_of(strengths))
         if leftovers is not None:
-            parts.append(_field(_LEFTOVERS_TAG, leftovers.tobytes()))
+            _append_field(parts, _LEFTOVERS_TAG, leftovers)
         if describe:
             distinct, indexes = self._distinct(strengths)
             if not self._known[distinct].all():
                 self._learn(distinct)
             parts.append(b"".join(map(self._table_entries.__getitem__, distinct.tolist())))
-            parts.append(_field(_DESCRIPTION_INDEXES_TAG, indexes.tobytes()))
+            _append_field(parts, _DESCRIPTION_INDEXES_TAG, indexes)
         return b"".join(parts)
 
     def _distinct(self, strengths: U32) -> tuple[U32, npt.NDArray[np.uint16]]:

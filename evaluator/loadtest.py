@@ -9,11 +9,12 @@ have passed or `--calls` requests are answered in all. Progress is printed every
 second; at the end, the throughput and the p50/p90/p99/max latency of a request.
 
 The bulk path (100,000 packed hands a message on one stream, packed replies read as
-numpy arrays, no descriptions); `--bulk` is short for it:
+numpy arrays, no descriptions and no categories, Guts strengths in 2 bytes); `--bulk` is
+short for it:
 
     python -m evaluator.loadtest --mode stream --concurrency 1 --hands 100000 \\
-        --packed-reply --omit-descriptions
-    python -m evaluator.loadtest --bulk --game paiute
+        --packed-reply --omit-descriptions --omit-categories --strength-bytes 2
+    python -m evaluator.loadtest --bulk --game paiute --concurrency 2
 """
 
 from __future__ import annotations
@@ -50,10 +51,17 @@ def random_hands(
 
 
 def build_requests(
-    game: str, hands: int, seed: int, describe: bool, packed_reply: bool = False
+    game: str,
+    hands: int,
+    seed: int,
+    describe: bool,
+    packed_reply: bool = False,
+    strength_bytes: int = 4,
+    categories: bool = True,
 ) -> list[pb.EvaluateRequest]:
     """A pool of distinct random requests, cycled through by the callers; with
-    `packed_reply` they ask for the packed reply (the bulk path)."""
+    `packed_reply` they ask for the packed reply (the bulk path), its strengths
+    `strength_bytes` wide, with or without the categories."""
     enum, size = GAMES[game]
     rng = np.random.default_rng(seed)
     requests = []
@@ -69,6 +77,8 @@ def build_requests(
             omit_descriptions=not describe,
             wild_rank=wild_rank,
             packed_reply=packed_reply,
+            strength_bytes=0 if strength_bytes == 4 else strength_bytes,
+            omit_categories=packed_reply and not categories,
         )
         requests.append(request)
     return requests
@@ -137,13 +147,14 @@ async def _unary_caller(
         except grpc.aio.AioRpcError as error:
             run.fail(error)
             continue
-        run.record(time.perf_counter() - started, _hands_in(reply))
+        run.record(time.perf_counter() - started, _hands_in(reply, request.strength_bytes))
 
 
 async def _stream_caller(
     stub: pb_grpc.EvaluatorStub, run: LoadRun, requests: Sequence[pb.EvaluateRequest], first: int
 ) -> None:
     sent: list[float] = []
+    widths: list[int] = []
     # two messages in flight keep the stream busy without building a queue
     window = asyncio.Semaphore(2)
 
@@ -151,25 +162,28 @@ async def _stream_caller(
         index = first
         while run.more():
             await window.acquire()
+            request = requests[index % len(requests)]
             sent.append(time.perf_counter())
-            yield requests[index % len(requests)]
+            widths.append(request.strength_bytes)
+            yield request
             index += 1
 
     call = stub.EvaluateStream(outgoing())
     answered = 0
     try:
         async for reply in call:
-            run.record(time.perf_counter() - sent[answered], _hands_in(reply))
+            run.record(time.perf_counter() - sent[answered], _hands_in(reply, widths[answered]))
             answered += 1
             window.release()
     except grpc.aio.AioRpcError as error:
         run.fail(error)
 
 
-def _hands_in(reply: pb.EvaluateResponse) -> int:
-    """Hands answered, read as a bulk caller reads them (a packed reply as arrays)."""
+def _hands_in(reply: pb.EvaluateResponse, strength_bytes: int) -> int:
+    """Hands answered, read as a bulk caller reads them (a packed reply as arrays, its
+    strengths as wide as the request's `strength_bytes` asked)."""
     if reply.packed_strengths:
-        return len(read_packed_reply(reply).strengths)
+        return len(read_packed_reply(reply, strength_bytes or 4).strengths)
     return len(reply.strengths)
 
 
@@ -269,10 +283,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="ask for packed replies (the bulk path: with --omit-descriptions --hands 100000)",
     )
     parser.add_argument(
+        "--omit-categories", action="store_true", help="with --packed-reply: no categories"
+    )
+    parser.add_argument(
+        "--strength-bytes",
+        type=int,
+        choices=(2, 4),
+        default=None,
+        help="with --packed-reply: each strength's bytes (2 for Guts only; 4 by default)",
+    )
+    parser.add_argument(
         "--bulk",
         action="store_true",
-        help="the bulk path: --mode stream --hands 100000 --packed-reply --omit-descriptions,"
-        " one stream unless --concurrency says otherwise",
+        help="the bulk path: --mode stream --hands 100000 --packed-reply --omit-descriptions"
+        " --omit-categories and, for Guts, --strength-bytes 2; one stream unless"
+        " --concurrency says otherwise",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--histogram", metavar="PNG", help="save a latency histogram here")
@@ -280,6 +305,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     arguments = parser.parse_args(argv)
     if arguments.bulk:
         arguments.mode, arguments.packed_reply, arguments.omit_descriptions = "stream", True, True
+        arguments.omit_categories = True
+        if arguments.strength_bytes is None and arguments.game != "paiute":
+            arguments.strength_bytes = 2
+    if (arguments.omit_categories or arguments.strength_bytes) and not arguments.packed_reply:
+        parser.error("--omit-categories and --strength-bytes need --packed-reply")
+    if arguments.strength_bytes == 2 and arguments.game == "paiute":
+        parser.error("--strength-bytes 2 holds Guts strengths only")
     if arguments.hands is None:
         arguments.hands = 100_000 if arguments.bulk else 1000
     if arguments.concurrency is None:
@@ -292,6 +324,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         arguments.seed,
         not arguments.omit_descriptions,
         arguments.packed_reply,
+        arguments.strength_bytes or 4,
+        not arguments.omit_categories,
     )
     print(
         f"loading {arguments.target}: {arguments.game}, {arguments.hands} hands per request, "

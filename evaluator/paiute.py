@@ -131,6 +131,19 @@ def rank_paiute(
     return PaiuteValue(strength, category, describe_paiute(strength), used, leftover)
 
 
+# RULES.md: the turned-up card of the wild rank stays out of play, so a hand (or the
+# hands of a showdown together) holds at most three cards of that rank
+LIVE_WILD_CARDS: Final = 3
+
+
+def too_many_wild_cards(wild_rank: int, holder: str = "holds") -> str:
+    """Why a hand holding all four cards of the wild rank is refused."""
+    return (
+        f"{holder} all four {RANK_NAMES[wild_rank][1]}, the wild rank; the turned-up card is"
+        f" out of play, so at most {LIVE_WILD_CARDS} are live"
+    )
+
+
 def takes_five(size: int, valuation: Valuation) -> bool:
     """Whether a hand of this size is valued by its five-card combinations as well."""
     return size == 5 or valuation is Valuation.BEST_OF_ANY

@@ -9,8 +9,8 @@ serializer that passes bytes through (see `evaluator.server`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -29,7 +29,6 @@ from evaluator.batch import (
     rank_paiute_batch,
 )
 from evaluator.cards import (
-    RANK_NAMES,
     CardError,
     HandError,
     card_text,
@@ -41,7 +40,13 @@ from evaluator.codec import ResponseEncoder
 from evaluator.guts import describe_guts, rank_guts2, rank_guts3
 from evaluator.hands import HandValue
 from evaluator.odds import DEFAULT_SAMPLES, MAX_OPPONENTS, MAX_SAMPLES, guts_odds
-from evaluator.paiute import Valuation, describe_paiute, rank_paiute
+from evaluator.paiute import (
+    LIVE_WILD_CARDS,
+    Valuation,
+    describe_paiute,
+    rank_paiute,
+    too_many_wild_cards,
+)
 from evaluator.showdown import decide_showdown
 from evaluator.telemetry import Telemetry
 
@@ -53,15 +58,11 @@ MAX_MESSAGE_BYTES = 1 << 20
 NO_LEFTOVER = 255
 # below this many hands the per-hand scalar path beats numpy's fixed cost per call
 _SCALAR_LIMIT = 8
-# packed hands of this many bytes or more are ranked in a worker thread (50,000 Guts-3
-# hands, a millisecond of ranking); below it the handoff costs more than it frees
-_THREAD_BYTES = 150_000
-# the messages of one stream ranked at once
-_STREAM_DEPTH = 2
 
 T = TypeVar("T")
 U8 = npt.NDArray[np.uint8]
-U32 = npt.NDArray[np.uint32]
+# strengths: uint32, or uint16 for Guts (every Guts strength is below 2**15)
+U32 = npt.NDArray[np.uint32] | npt.NDArray[np.uint16]
 
 
 class RequestError(ValueError):
@@ -185,11 +186,12 @@ def _check_cards_per_hand(size: int, given: int, rules: GameRules) -> None:
         raise RequestError(f"cards_per_hand: {given}, expected {wanted}")
 
 
-def _packed_size(request: pb.EvaluateRequest, rules: GameRules) -> tuple[int, int]:
-    """Cards per packed hand and the number of hands, checked against the limits."""
+def _packed_size(request: pb.EvaluateRequest, rules: GameRules, data: bytes) -> tuple[int, int]:
+    """Cards per packed hand and the number of hands in `data` (the request's
+    packed_hands), checked against the limits."""
     size = request.cards_per_hand or (rules.sizes[0] if len(rules.sizes) == 1 else 0)
     _check_cards_per_hand(size, request.cards_per_hand, rules)
-    length = len(request.packed_hands)
+    length = len(data)
     if length % size:
         raise RequestError(
             f"packed_hands: {length} bytes is not a whole number of {size}-card hands"
@@ -202,16 +204,18 @@ def _packed_size(request: pb.EvaluateRequest, rules: GameRules) -> tuple[int, in
     return size, count
 
 
-def _packed_hands(request: pb.EvaluateRequest, rules: GameRules) -> U8:
-    """The packed hands as an (N, size) array; the batch rankers validate them."""
-    size, count = _packed_size(request, rules)
-    return np.frombuffer(request.packed_hands, dtype=np.uint8).reshape(count, size)
+def _packed_hands(request: pb.EvaluateRequest, rules: GameRules, data: bytes) -> U8:
+    """The packed hands as an (N, size) array, a view of `data`; the batch rankers
+    validate them."""
+    size, count = _packed_size(request, rules, data)
+    return np.frombuffer(data, dtype=np.uint8).reshape(count, size)
 
 
-def _few_packed_hands(request: pb.EvaluateRequest, rules: GameRules) -> list[tuple[int, ...]]:
+def _few_packed_hands(
+    request: pb.EvaluateRequest, rules: GameRules, data: bytes
+) -> list[tuple[int, ...]]:
     """A handful of packed hands, decoded without numpy (cheaper for a single hand)."""
-    size, count = _packed_size(request, rules)
-    data = request.packed_hands
+    size, count = _packed_size(request, rules, data)
     hands = [tuple(data[i * size : (i + 1) * size]) for i in range(count)]
     for index, cards in enumerate(hands):
         try:
@@ -241,16 +245,6 @@ def _readable_hands(
     return hands
 
 
-LIVE_WILD_CARDS = 3  # RULES.md: the turned-up card of the wild rank stays out of play
-
-
-def _too_many_wilds(wild: int, holder: str = "holds") -> str:
-    return (
-        f"{holder} all four {RANK_NAMES[wild][1]}, the wild rank; the turned-up card is out"
-        f" of play, so at most {LIVE_WILD_CARDS} are live"
-    )
-
-
 def _check_live_wilds(
     hands: Sequence[Sequence[int]], wild: int | None, name: Callable[[int], str]
 ) -> None:
@@ -259,24 +253,7 @@ def _check_live_wilds(
         return
     for index, cards in enumerate(hands):
         if sum(1 for card in cards if rank_of(card) == wild) > LIVE_WILD_CARDS:
-            raise RequestError(f"{name(index)}: {_too_many_wilds(wild)}")
-
-
-def _check_live_wilds_packed(hands: U8, wild: int | None) -> None:
-    """The same for a packed batch; the message names the first such hand."""
-    if wild is None:
-        return
-    first = 4 * (wild - 2)  # card indices first .. first + 3 are the wild rank's
-    # uint8 arithmetic wraps, so one comparison finds them; adding the columns costs a
-    # fifth of a sum along the rows
-    wild_cards = ((hands - np.uint8(first)) < 4).view(np.uint8)
-    columns = wild_cards.T
-    counts = columns[0] + columns[1]
-    for column in columns[2:]:
-        counts += column
-    bad = np.flatnonzero(counts > LIVE_WILD_CARDS)
-    if bad.size:
-        raise RequestError(f"packed_hands: hand {int(bad[0])}: {_too_many_wilds(wild)}")
+            raise RequestError(f"{name(index)}: {too_many_wild_cards(wild)}")
 
 
 def _rank_one(
@@ -298,9 +275,10 @@ def _rank_array(
 ) -> tuple[U32, U8 | None]:
     if rules.key == "paiute":
         assert wild is not None
-        strengths, leftovers = rank_paiute_batch(hands, wild, valuation)
+        strengths, leftovers = rank_paiute_batch(hands, wild, valuation, LIVE_WILD_CARDS)
         return strengths, leftovers
-    return rank_guts_batch(hands, hands.shape[1]), None
+    # in uint16, which a 2-byte packed reply sends as it is (the encoders widen as needed)
+    return rank_guts_batch(hands, hands.shape[1], np.uint16), None
 
 
 def _rank_uniform(
@@ -321,32 +299,57 @@ def _rank_uniform(
     return strengths, (leftovers if rules.key == "paiute" else None)
 
 
-def evaluate(request: pb.EvaluateRequest) -> bytes:
-    """Rank the hands of one EvaluateRequest; the serialised EvaluateResponse."""
+def _reply_layout(request: pb.EvaluateRequest, rules: GameRules) -> Callable[..., bytes]:
+    """The encoder of the reply the request asks for: readable, or packed with the
+    strengths' width and the categories it says."""
+    if not request.packed_reply:
+        if request.strength_bytes:
+            raise RequestError("strength_bytes: only a packed_reply has fixed-width strengths")
+        if request.omit_categories:
+            raise RequestError("omit_categories: only a packed_reply leaves the categories out")
+        return rules.encoder.encode
+    width = request.strength_bytes or 4
+    if width not in (2, 4):
+        raise RequestError(f"strength_bytes: {request.strength_bytes}, expected 2 or 4")
+    if width == 2 and rules.key == "paiute":
+        raise RequestError("strength_bytes: 2 holds Guts strengths only; Paiute's need 4")
+    return functools.partial(
+        rules.encoder.encode_packed,
+        strength_bytes=width,
+        categories=not request.omit_categories,
+    )
+
+
+def evaluate(request: pb.EvaluateRequest, data: bytes | None = None) -> bytes:
+    """Rank the hands of one EvaluateRequest; the serialised EvaluateResponse.
+
+    `data` is the request's packed_hands when the caller read them already (protobuf
+    copies a bytes field at each read)."""
     rules = _game(request)
     wild = _wild_rank(request, rules)
     valuation = _valuation(request, rules)
-    if request.packed_hands and request.hands:
+    if data is None:
+        data = request.packed_hands
+    if data and request.hands:
         raise RequestError("packed_hands: send either packed_hands or hands, not both")
     describe = not request.omit_descriptions
-    encode = rules.encoder.encode_packed if request.packed_reply else rules.encoder.encode
+    encode = _reply_layout(request, rules)
     if request.cards_per_hand:
         _check_cards_per_hand(request.cards_per_hand, request.cards_per_hand, rules)
     if request.hands:
         cards = _readable_hands(request.hands, rules, "hands", request.cards_per_hand)
         _check_live_wilds(cards, wild, lambda index: f"hands[{index}]")
-    elif not request.packed_hands:
+    elif not data:
         cards = []  # nothing to rank, in either encoding: an empty reply for every game
-    elif len(request.packed_hands) <= _SCALAR_LIMIT * rules.sizes[0]:
-        cards = _few_packed_hands(request, rules)
+    elif len(data) <= _SCALAR_LIMIT * rules.sizes[0]:
+        cards = _few_packed_hands(request, rules, data)
         _check_live_wilds(cards, wild, lambda index: f"packed_hands: hand {index}")
     else:
-        packed = _packed_hands(request, rules)
+        packed = _packed_hands(request, rules, data)
         try:
             strengths, leftovers = _rank_array(rules, packed, wild, valuation)
         except HandError as fault:
             raise RequestError(f"packed_hands: {fault}") from None
-        _check_live_wilds_packed(packed, wild)
         return encode(strengths, leftovers, describe)
     if len(cards) > _SCALAR_LIMIT or request.packed_reply:
         strengths, leftovers = _rank_uniform(rules, cards, wild, valuation)
@@ -427,7 +430,7 @@ def showdown(request: pb.ShowdownRequest) -> pb.ShowdownResponse:
                 raise RequestError(f"{field}: card {card_text(card)} is also in {seen_cards[card]}")
             seen_cards[card] = field
         if wild is not None and sum(1 for c in seen_cards if rank_of(c) == wild) > LIVE_WILD_CARDS:
-            raise RequestError(f"{field}: {_too_many_wilds(wild, 'the hands together hold')}")
+            raise RequestError(f"{field}: {too_many_wild_cards(wild, 'the hands together hold')}")
         value, leftover = _rank_one(rules, cards, wild, valuation)
         ranked.append(_ranked_hand(0 if field == "ghost" else hand.seat, value, leftover))
     ghost = ranked.pop() if request.HasField("ghost") else None
@@ -477,11 +480,12 @@ def odds(request: pb.OddsRequest) -> pb.OddsResponse:
 class EvaluatorServicer:
     """The four RPCs plus Ping on grpc.aio, with metrics; faults become INVALID_ARGUMENT.
 
-    Ranking a few hands takes tens of microseconds, so it runs on the event loop. A
-    packed batch of `_THREAD_BYTES` or more, and Odds' Monte Carlo, go to a worker
-    thread: numpy lets go of the GIL, so the loop goes on reading and writing meanwhile,
-    another stream ranks on another core, and a stream ranks its next message while the
-    reply to the last one is sent (`_STREAM_DEPTH` at once, replied to in order).
+    Hands are ranked on the event loop, a message at a time: 100,000 packed hands take
+    about a millisecond, and handing them to a worker thread cost more than it freed
+    (the threads' turns at the GIL between numpy's calls, and the caches of another
+    core; docs/performance.md). An evaluator process ranks on one core; more cores
+    serve more processes (replicas). Odds' Monte Carlo, up to a second, goes to a
+    worker thread.
     """
 
     def __init__(self, telemetry: Telemetry) -> None:
@@ -494,29 +498,21 @@ class EvaluatorServicer:
         self._telemetry.fault(method)
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(fault))
 
-    async def _evaluate(self, request: pb.EvaluateRequest, method: str) -> bytes:
-        """The serialised reply to one request, ranked here or in a worker thread."""
+    def _evaluate(self, request: pb.EvaluateRequest, method: str) -> bytes:
+        """The serialised reply to one request."""
         started = time.perf_counter()
         request = _decoded(request)
-        if len(request.packed_hands) >= _THREAD_BYTES:
-            reply = await asyncio.to_thread(evaluate, request)
-        else:
-            reply = evaluate(request)
-        self._telemetry.done(method, started, request.game, _hand_count(request))
+        data = request.packed_hands
+        reply = evaluate(request, data)
+        self._telemetry.done(method, started, request.game, _hand_count(request, len(data)))
         return reply
-
-    async def _stream_message(self, request: pb.EvaluateRequest, number: int) -> bytes:
-        try:
-            return await self._evaluate(request, "EvaluateStream")
-        except RequestError as fault:
-            raise RequestError(f"message {number}: {fault}") from None
 
     async def Evaluate(  # noqa: N802
         self, request: pb.EvaluateRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> bytes:
         """Rank many hands at once."""
         try:
-            return await self._evaluate(request, "Evaluate")
+            return self._evaluate(request, "Evaluate")
         except RequestError as fault:
             await self._abort(context, "Evaluate", fault)
             raise
@@ -528,23 +524,13 @@ class EvaluatorServicer:
     ) -> AsyncIterator[bytes]:
         """One reply per request message, in order; a fault ends the stream after the
         replies to the messages before it."""
-        pending: deque[asyncio.Task[bytes]] = deque()
+        number = 0
         try:
-            number = 0
             async for request in requests:
-                if pending or _offloaded(request):
-                    pending.append(asyncio.ensure_future(self._stream_message(request, number)))
-                    while pending and (len(pending) >= _STREAM_DEPTH or pending[0].done()):
-                        yield await pending.popleft()
-                else:
-                    yield await self._stream_message(request, number)
+                yield self._evaluate(request, "EvaluateStream")
                 number += 1
-            while pending:
-                yield await pending.popleft()
         except RequestError as fault:
-            for task in pending:
-                task.cancel()
-            await self._abort(context, "EvaluateStream", fault)
+            await self._abort(context, "EvaluateStream", RequestError(f"message {number}: {fault}"))
             raise
 
     async def Showdown(  # noqa: N802
@@ -583,13 +569,8 @@ class EvaluatorServicer:
         return pb.PingResponse()
 
 
-def _offloaded(request: pb.EvaluateRequest | Undecodable) -> bool:
-    """Whether a request is ranked in a worker thread."""
-    return not isinstance(request, Undecodable) and len(request.packed_hands) >= _THREAD_BYTES
-
-
-def _hand_count(request: pb.EvaluateRequest) -> int:
+def _hand_count(request: pb.EvaluateRequest, packed_bytes: int) -> int:
     if request.hands:
         return len(request.hands)
     size = request.cards_per_hand or (2 if request.game == pb.GUTS_2 else 3)
-    return len(request.packed_hands) // size
+    return packed_bytes // size

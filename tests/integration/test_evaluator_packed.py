@@ -31,6 +31,7 @@ def readable_texts(hands: npt.NDArray[np.uint8]) -> list[str]:
 
 def assert_same(packed: PackedReply, readable: pb.EvaluateResponse, described: bool) -> None:
     assert packed.strengths.tolist() == list(readable.strengths)
+    assert packed.categories is not None
     assert packed.categories.tolist() == list(readable.categories)
     assert packed.descriptions == (list(readable.descriptions) if described else None)
     if readable.leftovers:
@@ -96,13 +97,16 @@ def test_a_few_hands_and_readable_hands_get_packed_replies_too(evaluator_stub: S
     one = evaluator_stub.Evaluate(packed_request(pb.GUTS_3, np.array([[50, 46, 42]], np.uint8)))
     reply = read_packed_reply(one)
     assert reply.strengths.tolist() == [readable.strengths[0]]
+    assert reply.categories is not None
     assert reply.categories.tolist() == [pb.STRAIGHT_FLUSH]
     paiute = evaluator_stub.Evaluate(
         pb.EvaluateRequest(
             game=pb.PAIUTE, wild_rank=7, hands=["Ks Kh Kd Kc 7h 2c"], packed_reply=True
         )
     )
-    assert read_packed_reply(paiute).categories.tolist() == [pb.FOUR_TWO]
+    categories = read_packed_reply(paiute).categories
+    assert categories is not None
+    assert categories.tolist() == [pb.FOUR_TWO]
     assert paiute.leftovers == b"\xff"
     empty = evaluator_stub.Evaluate(pb.EvaluateRequest(game=pb.GUTS_2, packed_reply=True))
     assert empty == pb.EvaluateResponse()
@@ -176,6 +180,31 @@ def test_the_readable_reply_is_what_it_always_was(evaluator_address: str) -> Non
             ["hands[0]", "Zz"],
         ),
         (pb.EvaluateRequest(hands=["Ah Kh Qh"], packed_reply=True), ["game"]),
+        (
+            pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Qh"], strength_bytes=2),
+            ["strength_bytes: only a packed_reply has fixed-width strengths"],
+        ),
+        (
+            pb.EvaluateRequest(game=pb.GUTS_3, hands=["Ah Kh Qh"], omit_categories=True),
+            ["omit_categories: only a packed_reply leaves the categories out"],
+        ),
+        (
+            pb.EvaluateRequest(
+                game=pb.GUTS_3, packed_hands=bytes(range(30)), packed_reply=True, strength_bytes=3
+            ),
+            ["strength_bytes: 3, expected 2 or 4"],
+        ),
+        (
+            pb.EvaluateRequest(
+                game=pb.PAIUTE,
+                wild_rank=5,
+                cards_per_hand=6,
+                packed_hands=bytes(range(60)),
+                packed_reply=True,
+                strength_bytes=2,
+            ),
+            ["strength_bytes: 2 holds Guts strengths only; Paiute's need 4"],
+        ),
     ],
 )
 def test_bad_bulk_requests_name_the_field(
@@ -243,7 +272,10 @@ def test_a_message_of_100000_packed_hands_is_ranked_as_ten_of_10000(evaluator_st
         for i in range(0, len(hands), CHUNK)
     ]
     assert whole.strengths.tolist() == [s for part in parts for s in part.strengths.tolist()]
-    assert whole.categories.tolist() == [c for part in parts for c in part.categories.tolist()]
+    assert whole.categories is not None
+    assert whole.categories.tolist() == [
+        c for part in parts if part.categories is not None for c in part.categories.tolist()
+    ]
     assert whole.descriptions == [d for part in parts for d in part.descriptions or []]
     assert whole.leftovers is not None
     assert whole.leftovers.tolist() == [
@@ -254,8 +286,8 @@ def test_a_message_of_100000_packed_hands_is_ranked_as_ten_of_10000(evaluator_st
 
 
 def test_a_stream_of_big_and_small_messages_answers_in_order(evaluator_stub: Stub) -> None:
-    """Big messages are ranked in worker threads, two at a time; the replies keep the
-    order of the requests, and a fault ends the stream after the replies before it."""
+    """The replies keep the order of the requests, big and small, and a fault ends the
+    stream after the replies before it."""
     rng = np.random.default_rng(11)
     big = [
         packed_request(pb.GUTS_3, np.frombuffer(random_hands(n, 3, rng), np.uint8).reshape(-1, 3))
@@ -283,3 +315,49 @@ def test_the_load_tools_bulk_switch_sends_100000_hands_on_one_stream(
     main(["--target", evaluator_address, "--bulk", "--game", "paiute", "--calls", "3", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert (report["requests"], report["errors"], report["hands"]) == (3, 0, 300_000)
+
+
+@pytest.mark.parametrize(("game", "size"), [(pb.GUTS_2, 2), (pb.GUTS_3, 3)])
+def test_the_narrow_packed_reply_of_every_guts_hand(
+    evaluator_stub: Stub, game: pb.Game.ValueType, size: int
+) -> None:
+    """Two-byte strengths and no categories: the strengths the readable reply gives."""
+    hands = every_hand(size)
+    for start in range(0, len(hands), 50_000):
+        block = hands[start : start + 50_000]
+        wide = read_packed_reply(evaluator_stub.Evaluate(packed_request(game, block)))
+        reply = evaluator_stub.Evaluate(
+            packed_request(game, block, strength_bytes=2, categories=False)
+        )
+        assert reply.packed_categories == b""
+        assert len(reply.packed_strengths) == 2 * len(block)
+        narrow = read_packed_reply(reply, strength_bytes=2)
+        assert narrow.categories is None
+        assert narrow.strengths.tolist() == wide.strengths.tolist()
+
+
+def test_paiute_without_categories_keeps_its_four_byte_strengths_and_leftovers(
+    evaluator_stub: Stub,
+) -> None:
+    hands = np.frombuffer(random_hands(20_000, 6, np.random.default_rng(3), 20), np.uint8)
+    hands = hands.reshape(-1, 6)
+    full = packed_request(pb.PAIUTE, hands, 7, valuation=pb.BEST_OF_ANY)
+    bare = packed_request(pb.PAIUTE, hands, 7, valuation=pb.BEST_OF_ANY, categories=False)
+    wide, narrow = evaluator_stub.Evaluate(full), evaluator_stub.Evaluate(bare)
+    assert narrow.packed_categories == b""
+    assert narrow.packed_strengths == wide.packed_strengths
+    assert narrow.leftovers == wide.leftovers != b""
+
+
+def test_the_load_tools_bulk_switch_asks_for_the_narrow_reply(
+    evaluator_address: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["--target", evaluator_address, "--bulk", "--calls", "3", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (report["requests"], report["errors"], report["hands"]) == (3, 0, 300_000)
+    requests = build_requests("guts3", 10, 1, False, True, strength_bytes=2, categories=False)
+    assert all(r.strength_bytes == 2 and r.omit_categories for r in requests)
+    with pytest.raises(SystemExit):
+        main(["--target", evaluator_address, "--strength-bytes", "2", "--calls", "1"])
+    with pytest.raises(SystemExit):
+        main(["--bulk", "--game", "paiute", "--strength-bytes", "2", "--calls", "1"])

@@ -7,6 +7,7 @@ import numpy.typing as npt
 import pytest
 
 from evaluator.batch import (
+    BLOCK_ROWS,
     NO_LEFTOVER,
     category_table,
     rank_guts_batch,
@@ -311,3 +312,57 @@ def test_the_category_table_agrees_with_strength_categories(game: str, size: int
     for strength in invalid[:: max(1, len(invalid) // 50)].tolist():
         with pytest.raises(ValueError, match="out of range"):
             strength_categories(game, np.array([strength], dtype=np.uint32))
+
+
+def test_guts_strengths_as_uint16(guts3_strengths: npt.NDArray[np.uint32]) -> None:
+    narrow = rank_guts_batch(ALL_THREE, 3, np.uint16)
+    assert narrow.dtype == np.uint16
+    np.testing.assert_array_equal(narrow, guts3_strengths)
+    with pytest.raises(ValueError, match="uint32 or uint16"):
+        rank_guts_batch(ALL_THREE, 3, np.uint8)
+
+
+def test_batches_longer_than_a_block_rank_as_their_blocks() -> None:
+    """Ranked BLOCK_ROWS rows at a time, a long batch says what its rows say one block
+    at a time, and a fault in a later block is named by its place in the whole batch."""
+    rng = np.random.default_rng(17)
+    count = 2 * BLOCK_ROWS + 123
+    six = np.argsort(rng.random((count, 52)), axis=1)[:, :6].astype(np.uint8)
+    six = six[(six // 4 + 2 == 9).sum(axis=1) <= 3]
+    count = len(six)
+    for hands, rank in (
+        (six[:, :3].copy(), lambda h: (rank_guts_batch(h, 3),)),
+        (six[:, :2].copy(), lambda h: (rank_guts_batch(h, 2),)),
+        (six, lambda h: rank_paiute_batch(h, 9, Valuation.BEST_OF_ANY, 3)),
+        (six[:, :5].copy(), lambda h: rank_paiute_batch(h, 9)),
+    ):
+        whole = rank(hands)
+        parts = [rank(hands[i : i + 1000]) for i in range(0, count, 1000)]
+        for place, array in enumerate(whole):
+            np.testing.assert_array_equal(array, np.concatenate([p[place] for p in parts]))
+        late = hands.copy()
+        late[count - 5, 1] = late[count - 5, 0]
+        with pytest.raises(HandError, match=rf"^hand {count - 5}: duplicate card") as caught:
+            rank(late)
+        assert caught.value.hand_index == count - 5
+        late[count - 7, 0] = 60
+        with pytest.raises(HandError, match=rf"^hand {count - 7}: unknown card index 60$"):
+            rank(late)
+
+
+def test_a_batch_may_refuse_a_hand_with_every_wild_card() -> None:
+    """With live_wild_cards, a hand holding all four cards of the wild rank is refused,
+    after any other fault of the batch, and named by its place."""
+    four_sevens = parse_cards("7c 7d 7h 7s Kc 2d")
+    fine = parse_cards("7c 7d 7h Ks Kc 2d")
+    hands = np.array([fine] * (BLOCK_ROWS + 10), dtype=np.uint8)
+    hands[BLOCK_ROWS + 3] = four_sevens
+    strengths, _ = rank_paiute_batch(hands, 7)  # ranked, as the rules of a deck allow
+    assert strengths[BLOCK_ROWS + 3] > 0
+    message = r"^hand 65539: holds all four sevens, the wild rank; the turned-up card is out"
+    with pytest.raises(HandError, match=message) as caught:
+        rank_paiute_batch(hands, 7, live_wild_cards=3)
+    assert caught.value.hand_index == BLOCK_ROWS + 3
+    hands[BLOCK_ROWS + 8] = parse_cards("7c 7c 7h Ks Kc 2d")
+    with pytest.raises(HandError, match=r"^hand 65544: duplicate card 7c$"):
+        rank_paiute_batch(hands, 7, live_wild_cards=3)

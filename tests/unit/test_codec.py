@@ -68,6 +68,7 @@ def test_a_packed_reply_says_what_the_readable_one_says(describe: bool, leftover
     reply = read_packed_reply(packed)
     assert len(packed.strengths) == len(packed.categories) == len(packed.descriptions) == 0
     assert reply.strengths.tolist() == list(readable.strengths)
+    assert reply.categories is not None
     assert reply.categories.tolist() == list(readable.categories)
     assert packed.leftovers == readable.leftovers
     if describe:
@@ -106,3 +107,32 @@ def test_a_packed_request_carries_the_hands_and_asks_for_a_packed_reply() -> Non
     assert not described.omit_descriptions
     with pytest.raises(ValueError, match="2-D"):
         packed_request(pb.GUTS_3, np.zeros(3, dtype=np.uint8))
+
+
+def test_a_narrow_packed_reply_has_two_byte_strengths_and_no_categories() -> None:
+    encoder = ResponseEncoder(str, lambda s: (s % 5 + 1).astype(np.uint8), 1 << 15)
+    strengths = np.array([1, 0x7F02, 0x0304], dtype=np.uint16)
+    lefts = np.array([4, 255, 7], dtype=np.uint8)
+    raw = encoder.encode_packed(strengths, lefts, False, strength_bytes=2, categories=False)
+    reply = pb.EvaluateResponse.FromString(raw)
+    assert reply.packed_strengths == b"\x01\x00\x02\x7f\x04\x03"
+    assert reply.packed_categories == b""
+    assert reply.leftovers == lefts.tobytes()
+    read = read_packed_reply(reply, strength_bytes=2)
+    assert read.strengths.dtype == np.dtype("<u2")
+    assert read.strengths.tolist() == strengths.tolist()
+    assert read.categories is None
+    # the same strengths as uint32 make the same narrow reply, and a wide one as before
+    assert encoder.encode_packed(strengths.astype(np.uint32), lefts, False, 2, False) == raw
+    wide = pb.EvaluateResponse.FromString(encoder.encode_packed(strengths, None, True))
+    assert read_packed_reply(wide).strengths.tolist() == strengths.tolist()
+    with pytest.raises(ValueError, match="strength_bytes"):
+        read_packed_reply(wide, strength_bytes=2)
+
+
+def test_a_narrow_packed_request_asks_for_it() -> None:
+    hands = np.array([[0, 1, 2]], dtype=np.uint8)
+    narrow = packed_request(pb.GUTS_3, hands, strength_bytes=2, categories=False)
+    assert (narrow.strength_bytes, narrow.omit_categories) == (2, True)
+    wide = packed_request(pb.GUTS_3, hands)
+    assert (wide.strength_bytes, wide.omit_categories) == (0, False)
