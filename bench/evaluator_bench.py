@@ -4,11 +4,13 @@ Starts `python -m evaluator` on a free loopback port and measures from this proc
 (client and server on the same machine, as a load tester would run them):
 
 - the bulk path, headlined: Guts-3 and Paiute (6-card) hands/s through EvaluateStream
-  with 100,000 packed hands a message, a packed reply and no descriptions (the client
-  reads the reply's arrays with numpy), on one stream and on two, beside the same
-  hands ranked in process by `rank_guts_batch` and `rank_paiute_batch` (1,000,000
-  hands in one call, 100,000 a call and 10,000 a call), and beside the earlier ways
-  (10,000 hands a message; descriptions; a readable reply), in the same rounds;
+  with 100,000 packed hands a message, a packed reply without descriptions or
+  categories, Guts strengths in 2 bytes (the client reads the strengths with numpy), on
+  one stream and on two, beside the same hands ranked in process by `rank_guts_batch`
+  and `rank_paiute_batch` (1,000,000 hands in one call, 100,000 a call and 10,000 a
+  call), beside the transport alone (`bench/grpc_echo.py`: replies of the same size,
+  nothing ranked), and beside the earlier ways (4-byte strengths with categories,
+  10,000 hands a message, descriptions, a readable reply), in the same rounds;
 - Guts-3 and Paiute (6-card) hands/s through EvaluateStream and Evaluate, 1,000
   hands per message, full replies (strengths, categories, descriptions);
 - single-hand Evaluate calls/s next to empty Ping calls/s on the same server;
@@ -27,6 +29,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -61,28 +64,36 @@ def median_rate(measure: Callable[[], float], rounds: int) -> tuple[float, list[
 def stream_rate(
     port: int, requests: list[pb.EvaluateRequest], messages: int, streams: int = 1
 ) -> float:
-    """Hands/s through `streams` concurrent EvaluateStreams carrying `messages` in all."""
+    """Hands/s through `streams` concurrent EvaluateStreams carrying `messages` in all.
+
+    The channel is connected, and a stream has carried one message of each stream's
+    first request, before the clock starts: a run measures the stream, not the connection
+    or the first call of a code path."""
+    width = requests[0].strength_bytes or 4
 
     async def run() -> float:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = pb_grpc.EvaluatorStub(channel)
             hands = 0
 
-            async def one(first: int) -> None:
+            async def one(first: int, count: int) -> None:
                 nonlocal hands
 
                 async def outgoing() -> AsyncIterator[pb.EvaluateRequest]:
-                    for i in range(first, messages, streams):
+                    for i in range(first, count, streams):
                         yield requests[i % len(requests)]
 
                 async for reply in stub.EvaluateStream(outgoing()):
                     if reply.packed_strengths:
-                        hands += len(read_packed_reply(reply).strengths)
+                        hands += len(read_packed_reply(reply, width).strengths)
                     else:
                         hands += len(reply.strengths)
 
+            await channel.channel_ready()
+            await asyncio.gather(*(one(first, streams) for first in range(streams)))
+            hands = 0
             started = time.perf_counter()
-            await asyncio.gather(*(one(first) for first in range(streams)))
+            await asyncio.gather(*(one(first, messages) for first in range(streams)))
             return hands / (time.perf_counter() - started)
 
     return asyncio.run(run())
@@ -150,35 +161,69 @@ def in_process_rate(requests: list[pb.EvaluateRequest], hands: int | None) -> fl
     return hands / (time.perf_counter() - started)
 
 
-def packed(requests: list[pb.EvaluateRequest], describe: bool) -> list[pb.EvaluateRequest]:
-    """The same requests asking for a packed reply."""
+def packed(
+    requests: list[pb.EvaluateRequest], describe: bool, narrow: bool = False
+) -> list[pb.EvaluateRequest]:
+    """The same requests asking for a packed reply; `narrow`: without the categories,
+    and Guts strengths in 2 bytes (the bulk path)."""
     copies = []
     for request in requests:
         copy = pb.EvaluateRequest()
         copy.CopyFrom(request)
         copy.packed_reply = True
         copy.omit_descriptions = not describe
+        if narrow:
+            copy.omit_categories = True
+            if request.game != pb.PAIUTE:
+                copy.strength_bytes = 2
         copies.append(copy)
     return copies
 
 
-def bulk_rates(port: int, arguments: argparse.Namespace) -> dict[str, list[float]]:
-    """The bulk path and its in-process baselines, taking turns within each round."""
+class TransportServer:
+    """`python -m bench.grpc_echo`: replies of the evaluator's size, nothing ranked."""
+
+    def __init__(self) -> None:
+        """Start it and read the port it listens on."""
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bench.grpc_echo"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+        assert self.process.stdout is not None
+        self.port = int(self.process.stdout.readline())
+
+    def stop(self) -> None:
+        """Stop it."""
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def bulk_rates(
+    port: int, transport_port: int, arguments: argparse.Namespace
+) -> dict[str, list[float]]:
+    """The bulk path, the transport alone and the in-process baselines, taking turns
+    within each round."""
     hands = arguments.bulk_hands
     measurements: dict[str, Callable[[], float]] = {}
     for game, seed in (("guts3", 3), ("paiute", 4)):
         big = build_requests(game, BULK_HANDS_PER_MESSAGE, seed=seed, describe=False)
         small = build_requests(game, SMALL_BULK_HANDS_PER_MESSAGE, seed=seed, describe=False)
-        bare, described = packed(big, describe=False), packed(big, describe=True)
+        narrow, wide = packed(big, describe=False, narrow=True), packed(big, describe=False)
+        described = packed(big, describe=True)
         many, few = hands // BULK_HANDS_PER_MESSAGE, hands // SMALL_BULK_HANDS_PER_MESSAGE
         measurements |= {
             f"{game}_in_process_1m": partial(in_process_rate, big, IN_PROCESS_HANDS),
             f"{game}_in_process_100k": partial(in_process_rate, big, None),
             f"{game}_in_process_10k": partial(in_process_rate, small, None),
-            f"{game}_bulk_1_stream": partial(stream_rate, port, bare, many),
-            f"{game}_bulk_2_streams": partial(stream_rate, port, bare, many, 2),
+            f"{game}_bulk_1_stream": partial(stream_rate, port, narrow, many),
+            f"{game}_bulk_2_streams": partial(stream_rate, port, narrow, many, 2),
+            f"{game}_transport_1_stream": partial(stream_rate, transport_port, narrow, many),
+            f"{game}_transport_2_streams": partial(stream_rate, transport_port, narrow, many, 2),
+            f"{game}_bulk_wide_1_stream": partial(stream_rate, port, wide, many),
             f"{game}_bulk_10k_1_stream": partial(
-                stream_rate, port, packed(small, describe=False), few
+                stream_rate, port, packed(small, describe=False, narrow=True), few
             ),
             f"{game}_bulk_described_1_stream": partial(stream_rate, port, described, many),
             f"{game}_bulk_readable_1_stream": partial(stream_rate, port, small, few),
@@ -224,14 +269,15 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000, help="unary calls per round")
     parser.add_argument("--single", type=int, default=2000, help="single-hand calls per round")
     parser.add_argument(
-        "--bulk-hands", type=int, default=2_000_000, help="hands per bulk measurement a round"
+        "--bulk-hands", type=int, default=10_000_000, help="hands per bulk measurement a round"
     )
     arguments = parser.parse_args()
     server = EvaluatorServer()
-    port = server.port
+    transport = TransportServer()
     try:
-        results = measure(port, arguments)
+        results = measure(server.port, transport.port, arguments)
     finally:
+        transport.stop()
         server.stop()
     print(f"medians of {arguments.rounds} rounds, {results['machine']}")
     report(results)
@@ -240,8 +286,9 @@ def main() -> None:
     print(f"\nresults written to {RESULTS}")
 
 
-def measure(port: int, arguments: argparse.Namespace) -> dict[str, object]:
-    """All measurements against the evaluator on `port`."""
+def measure(port: int, transport_port: int, arguments: argparse.Namespace) -> dict[str, object]:
+    """All measurements against the evaluator on `port` (and the transport alone, a
+    `bench.grpc_echo` on `transport_port`)."""
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     stub = pb_grpc.EvaluatorStub(channel)
     rounds = arguments.rounds
@@ -253,7 +300,7 @@ def measure(port: int, arguments: argparse.Namespace) -> dict[str, object]:
     for request in (guts[0], paiute[0], single):  # warm the connection and the caches
         stub.Evaluate(request)
     rates: dict[str, tuple[float, list[float]]] = {}
-    for name, values in bulk_rates(port, arguments).items():
+    for name, values in bulk_rates(port, transport_port, arguments).items():
         rates[name] = (statistics.median(values), values)
     rates["guts3_stream"] = median_rate(lambda: stream_rate(port, guts, arguments.messages), rounds)
     rates["guts3_4_streams"] = median_rate(
@@ -292,15 +339,17 @@ def measure(port: int, arguments: argparse.Namespace) -> dict[str, object]:
 
 
 def report_bulk(medians: dict[str, float]) -> None:
-    """The bulk path first: each way over gRPC against the in-process rates and PokerKit."""
+    """The bulk path first: each way over gRPC against the in-process rates, the
+    transport alone and PokerKit."""
     pokerkit = medians["pokerkit_from_cards"]
     print(
         f"\nthe bulk path: EvaluateStream, {BULK_HANDS_PER_MESSAGE:,} packed hands a message,"
-        " packed_reply, omit_descriptions, one client process"
+        " packed_reply, omit_descriptions, omit_categories, Guts strengths in 2 bytes"
+        " (strength_bytes), one client process"
     )
     print(
-        f"{'measurement':56} {'median':>12}  {'x 1m call':>9} {'x 100k':>6} {'x 10k':>6}"
-        f" {'x PokerKit':>10}"
+        f"{'measurement':58} {'median':>12}  {'x 1m call':>9} {'x 100k':>6} {'x 10k':>6}"
+        f" {'x transport':>11} {'x PokerKit':>10}"
     )
     big, small = f"{BULK_HANDS_PER_MESSAGE:,}", f"{SMALL_BULK_HANDS_PER_MESSAGE:,}"
     for game, label in (("guts3", "Guts-3"), ("paiute", "Paiute-6")):
@@ -313,26 +362,38 @@ def report_bulk(medians: dict[str, float]) -> None:
             (f"{label} in process, {small} hands a call", f"{game}_in_process_10k"),
             (f"{label} bulk path, 1 stream", f"{game}_bulk_1_stream"),
             (f"{label} bulk path, 2 streams", f"{game}_bulk_2_streams"),
+            (
+                f"{label} the transport alone (nothing ranked), 1 stream",
+                f"{game}_transport_1_stream",
+            ),
+            (f"{label} the transport alone, 2 streams", f"{game}_transport_2_streams"),
+            (f"{label} same, strengths in 4 bytes and categories", f"{game}_bulk_wide_1_stream"),
             (f"{label} same, {small} hands a message, 1 stream", f"{game}_bulk_10k_1_stream"),
-            (f"{label} same, with the description table", f"{game}_bulk_described_1_stream"),
+            (f"{label} packed reply with the description table", f"{game}_bulk_described_1_stream"),
             (
                 f"{label} readable reply, {small} a message, no descr.",
                 f"{game}_bulk_readable_1_stream",
             ),
         ]
+        transport = max(
+            medians[f"{game}_transport_1_stream"], medians[f"{game}_transport_2_streams"]
+        )
         for text, key in rows:
             value = medians[key]
             versus_pokerkit = f"{value / pokerkit:10.1f}" if game == "guts3" else ""
             print(
-                f"{text:56} {value:12,.0f}  {value / whole:9.2f} {value / per_message:6.2f}"
-                f" {value / chunked:6.2f} {versus_pokerkit:>10}"
+                f"{text:58} {value:12,.0f}  {value / whole:9.2f} {value / per_message:6.2f}"
+                f" {value / chunked:6.2f} {value / transport:11.2f} {versus_pokerkit:>10}"
             )
-        best = max(medians[f"{game}_bulk_1_stream"], medians[f"{game}_bulk_2_streams"])
+        streams = 1 if medians[f"{game}_bulk_1_stream"] >= medians[f"{game}_bulk_2_streams"] else 2
+        best = medians[f"{game}_bulk_{streams}_stream" + ("s" if streams == 2 else "")]
         goals = (
-            f"{label}: the faster bulk way is {best / whole:.2f}x the in-process batch rate"
-            f" of {IN_PROCESS_HANDS:,} hands a call"
-            f" ({'met' if best >= 0.75 * whole else 'MISSED'}, >= 0.75x)"
-            f" and {best / per_message:.2f}x that of one message's {big} hands"
+            f"{label}: the bulk path ({streams} stream{'s' if streams == 2 else ''}) is"
+            f" {best / whole:.2f}x the in-process batch rate of {IN_PROCESS_HANDS:,} hands a call"
+            f" ({'met' if best >= 0.75 * whole else 'MISSED'}, >= 0.75x),"
+            f" {best / per_message:.2f}x that of one message's {big} hands,"
+            f" {best / transport:.2f}x the transport alone; the transport alone is"
+            f" {transport / whole:.2f}x the in-process rate"
         )
         if game == "guts3":
             goals += (
