@@ -725,10 +725,41 @@ class TableService(TableQueries):
         settled, more = transition(game.settle(table, ranks, self.clock()))
         return settled, events + more
 
+    def _due_at_once(
+        self, state: dict[str, Any], events: list[Event]
+    ) -> tuple[dict[str, Any], list[Event], dict[str, Any] | None]:
+        """Apply the game's deadline in the same change when the change left it passed
+        already: the next deal after a deal that ended with `deal_pause_seconds` 0 is
+        dealt at once, as the clock would deal it at its next tick, without the clock's
+        read and commit and without its tick's wait.
+
+        Also the record of the deal this change finished (None: none), taken before a
+        next deal replaces it in the state."""
+        game = game_of(state)
+        table = table_state(state)
+        finished = game.finished_deal(table)
+        if not events:
+            return state, events, finished
+        now = self.clock()
+        due = game.next_deadline(table)
+        if due is None or due > now or game.ranking_request(table) is not None:
+            return state, events, finished
+        dealt, more = transition(game.on_deadline(table, now, self.deck_source()))
+        if not more:
+            return state, events, finished
+        dealt, events = self._settle(dealt, events + more)
+        return dealt, events, finished
+
     def _stored_events(
         self, record: TableRecord, state: dict[str, Any], events: list[Event], now: float
     ) -> list[dict[str, Any]]:
-        """Number the events and turn seat audiences into player audiences."""
+        """Number the events and turn seat audiences into player audiences.
+
+        Each event is stamped with the deal it belongs to: a change that ends a deal and
+        deals the next stamps the events before the next deal's story the ended deal's."""
+        types = [item["type"] for item in events]
+        boundary = _next_deal_start(types)
+        ended_hand = record.state.get("hand_number", 0)
         stored = []
         for offset, item in enumerate(events, start=1):
             audience = None
@@ -744,14 +775,22 @@ class TableService(TableQueries):
                     "type": item["type"],
                     "data": item["data"],
                     "at": now,
-                    "hand_number": state.get("hand_number", 0),
+                    "hand_number": (
+                        ended_hand
+                        if boundary is not None and offset <= boundary
+                        else state.get("hand_number", 0)
+                    ),
                     "audience": audience,
                 }
             )
         return stored
 
     def _history(
-        self, record: TableRecord, state: dict[str, Any], stored: list[dict[str, Any]]
+        self,
+        record: TableRecord,
+        state: dict[str, Any],
+        stored: list[dict[str, Any]],
+        deal: dict[str, Any] | None,
     ) -> tuple[dict[str, tuple[str, int]], int | None]:
         """The hand history of a deal that this change finished, if any, and its number.
 
@@ -762,21 +801,20 @@ class TableService(TableQueries):
         """
         extra: dict[str, tuple[str, int]] = {}
         types = [item["type"] for item in stored]
+        # the first event of the deal that was open when this change began
+        first_event = state.get("deal_first_event", 1)
+        opened = None
         if "deal_started" in types:
             # a deal's story starts with the change that opens it: the end of a game too few
             # could go on with, its departures and the new game come before `deal_started`
             opened = len(types) - 1 - types[::-1].index("deal_started")
-            ends = [i for i in range(opened) if types[i] == "deal_ended"]
-            first = 0
-            if ends:
-                first = next(
-                    i for i in range(ends[-1] + 1, opened + 1) if types[i] in NEXT_DEAL_EVENTS
-                )
+            first = _next_deal_start(types) or 0
             state["deal_first_event"] = stored[first]["id"]
         ended = types.index("deal_ended") if "deal_ended" in types else None
-        deal = game_of(state).finished_deal(table_state(state))
         if deal is None or ended is None:
             return extra, None
+        if opened is not None and opened < ended:
+            first_event = state["deal_first_event"]  # the deal this change opened ended
         boundary = next(
             (i for i in range(ended + 1, len(stored)) if types[i] in NEXT_DEAL_EVENTS),
             len(stored),
@@ -806,7 +844,7 @@ class TableService(TableQueries):
                 "game": state["game"],
                 "reshuffles": deal.get("reshuffle_orders", []),
             },
-            "first_event": state.get("deal_first_event", 1),
+            "first_event": first_event,
             "last_event": last,
         }
         extra[hand_key(record.table_id, deal["number"])] = (jsonio.dumps(history), 0)
@@ -861,7 +899,7 @@ class TableService(TableQueries):
                 continue
             if isinstance(computed, Outcome):
                 return computed  # a replay
-            record, state, events = computed
+            record, state, events, finished = computed
             now = self.clock()
             if change.skip_empty and not events:
                 if not fresh:
@@ -869,7 +907,7 @@ class TableService(TableQueries):
                     continue
                 self._keep_scheduled(record, now)
                 return change.respond(state, [])
-            commit, outcome = self._commit_of(change, record, state, events, now)
+            commit, outcome = self._commit_of(change, record, state, events, now, finished)
             if idem_key is not None and idempotency is not None:
                 commit.extra[idem_key] = (
                     self.replays.record_value(idempotency, outcome, change.seal),
@@ -909,8 +947,9 @@ class TableService(TableQueries):
 
     def _compute(
         self, table_id: str, change: Change, read: MoveRead, remember_key: str | None
-    ) -> Outcome | tuple[TableRecord, dict[str, Any], list[Event]]:
-        """A replay's answer, or the table read and the state and events the change makes.
+    ) -> Outcome | tuple[TableRecord, dict[str, Any], list[Event], dict[str, Any] | None]:
+        """A replay's answer, or the table read, the state and events the change makes and
+        the record of the deal it finished (`_due_at_once`).
 
         A refusal by the rules is kept for replays under `remember_key` (given only when
         the table was read from Redis).
@@ -940,6 +979,7 @@ class TableService(TableQueries):
         try:
             state, events = change.move(record.state)
             state, events = self._settle(state, events)
+            state, events, finished = self._due_at_once(state, events)
         except (RuleError, ApiError) as error:
             # a refusal (by the rules or by the gateway's own checks in the move) is the
             # request's answer: a retry with the key gets it again, whatever came since
@@ -951,7 +991,7 @@ class TableService(TableQueries):
             if remember_key is not None and failure.status < 500:
                 self.replays.remember(remember_key, idempotency, error_outcome(failure))
             raise failure from None
-        return record, state, events
+        return record, state, events, finished
 
     def _commit_of(
         self,
@@ -960,8 +1000,10 @@ class TableService(TableQueries):
         state: dict[str, Any],
         events: list[Event],
         now: float,
+        finished_deal: dict[str, Any] | None,
     ) -> tuple[Commit, Outcome]:
-        """Everything the change writes, and its answer."""
+        """Everything the change writes, and its answer; `finished_deal` is the record of
+        the deal the change finished, if it did."""
         stored = self._stored_events(record, state, events, now)
         if not change.holding:
             state.pop("turn_held_from", None)
@@ -977,8 +1019,10 @@ class TableService(TableQueries):
             ]
         outcome = change.respond(state, stored)
         outcome.headers["ETag"] = f'"{record.version + 1}"'
-        _note_departures(state)
-        extra, finished = self._history(record, state, stored)
+        # seats that left with the deal this change ended left at that deal, not the next
+        departed_at = stored[0]["hand_number"] if stored else state.get("hand_number", 0)
+        _note_departures(state, departed_at)
+        extra, finished = self._history(record, state, stored, finished_deal)
         commit = Commit(record, state, stored, extra=extra, deadline=self.next_deadline(state, now))
         if finished is not None:
             commit.trim = self.retention.trim(record, finished)
@@ -1034,6 +1078,18 @@ class TableService(TableQueries):
             commit.land_before = min(commit.land_before or before, before)
 
 
+def _next_deal_start(types: list[str]) -> int | None:
+    """Where, in the event types of a change that ends a deal and opens another, the
+    next deal's story begins (its new game or `deal_started`); None for any other change."""
+    if "deal_started" not in types:
+        return None
+    opened = len(types) - 1 - types[::-1].index("deal_started")
+    ends = [i for i in range(opened) if types[i] == "deal_ended"]
+    if not ends:
+        return None
+    return next(i for i in range(ends[-1] + 1, opened + 1) if types[i] in NEXT_DEAL_EVENTS)
+
+
 def _account_of(state: dict[str, Any], local: int | None) -> str | None:
     """The player who held the table's local player id `local` (None: nobody)."""
     for account, entry in (state.get("accounts") or {}).items():
@@ -1042,8 +1098,9 @@ def _account_of(state: dict[str, Any], local: int | None) -> str | None:
     return None
 
 
-def _note_departures(state: dict[str, Any]) -> None:
-    """Mark the accounts whose seat this change ended with the deal they left at.
+def _note_departures(state: dict[str, Any], hand_number: int) -> None:
+    """Mark the accounts whose seat this change ended with the deal they left at,
+    `hand_number`.
 
     An account's entry stays while the table keeps a history of a deal it played, so
     that the player still reads their own cards in it (`_forget_departed`).
@@ -1056,7 +1113,7 @@ def _note_departures(state: dict[str, Any]) -> None:
     for account, entry in accounts.items():
         if entry["left"] is None and present.isdisjoint(entry["players"]):
             changed = changed or dict(accounts)
-            changed[account] = {**entry, "left": state.get("hand_number", 0)}
+            changed[account] = {**entry, "left": hand_number}
     if changed is not None:
         state["accounts"] = changed
 

@@ -499,6 +499,41 @@ def test_hand_history_and_fairness_proof(gateway: Gateway) -> None:
     assert history["pot_flow"]
 
 
+def test_with_no_pause_the_move_that_ends_a_deal_deals_the_next(gateway: Gateway) -> None:
+    """With `deal_pause_seconds` 0 the settling declare deals the next deal in the same
+    change (the clock is off here): its answer and the log carry the ended deal's events,
+    then the next deal's, each stamped with its own deal, and the ended deal's history
+    stops before the next deal's story."""
+    table_id, (alice, bob, carol) = start_deal(gateway, players=3, deal_pause_seconds=0)
+    gateway.act(table_id, alice, action="declare", choice="in")
+    gateway.act(table_id, bob, action="declare", choice="in")
+    answer = gateway.act(table_id, carol, action="declare", choice="out")
+    assert answer.status_code == 200
+    body = answer.get_json()
+    types = [e["type"] for e in body["events"]]
+    assert types.index("deal_ended") < types.index("deal_started")
+    assert body["table"]["hand_number"] == 2
+    assert body["table"]["phase"] == "declaring"
+    assert len(gateway.table(table_id, carol)["you"]["cards"]) == 3
+    log = gateway.events(table_id)["events"]
+    opened = next(e for e in log if e["type"] == "deal_started" and e["hand_number"] == 2)
+    started = next(e for e in log if e["type"] == "game_started")
+    assert all(e["hand_number"] == 1 for e in log if started["id"] <= e["id"] < opened["id"])
+    assert all(e["hand_number"] == 2 for e in log if e["id"] >= opened["id"])
+    history = gateway.call("GET", f"/v1/tables/{table_id}/hands/1").get_json()
+    assert history["events"][0]["type"] == "game_started"
+    assert history["events"][-1]["id"] == opened["id"] - 1
+    assert {e["hand_number"] for e in history["events"]} == {1}
+    assert "deal_ended" in [e["type"] for e in history["events"]]
+    # the next deal ends the same way, and its history opens with its own deal
+    for player, choice in ((alice, "in"), (bob, "in"), (carol, "out")):
+        gateway.act(table_id, player, action="declare", choice=choice)
+    second = gateway.call("GET", f"/v1/tables/{table_id}/hands/2").get_json()
+    assert second["events"][0]["id"] == opened["id"]
+    assert second["events"][0]["type"] == "deal_started"
+    assert gateway.table(table_id)["hand_number"] == 3
+
+
 def test_a_hand_that_wins_without_showing_stays_hidden(gateway: Gateway) -> None:
     table_id, (alice, bob) = start_deal(gateway)
     commitment = gateway.table(table_id)["deal"]["commitment"]
