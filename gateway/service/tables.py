@@ -380,7 +380,10 @@ class TableService(TableQueries):
         left to the sweeper when that is not known (the store failed)."""
         idempotency = change.idempotency
         idem_key = idempotency_key(table_id, idempotency.key) if idempotency else None
-        read, fresh = self.reader.read(table_id, change.token, idem_key, copy=True)
+        # a keyed change reads the table from Redis, where its replay record is: a replay
+        # must be answered before any chip is reserved (a wallet spent since the first
+        # answer would refuse the reservation), and this process's copy does not know it
+        read, fresh = self.reader.read(table_id, change.token, idem_key, copy=idem_key is None)
         payment = payer(read)
         if payment is None:
             return self._change(table_id, change, (read, fresh))

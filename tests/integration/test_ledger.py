@@ -231,6 +231,32 @@ def test_a_cash_out_not_relayed_is_relayed_by_the_sweeper(gateway: Gateway) -> N
     assert me(gateway, ann)["balance"] == GRANT
 
 
+def test_a_keyed_buy_in_retried_after_the_wallet_was_spent_gets_its_first_answer(
+    gateway: Gateway,
+) -> None:
+    """The replay is answered before any chip is reserved, even when this process holds
+    the table, where the seat is free again, and the wallet could not pay again."""
+    table_id = gateway.create(min_buy_in=10, max_buy_in=GRANT)
+    other = gateway.create(min_buy_in=10, max_buy_in=GRANT)
+    ann = gateway.sign_up("ann")
+    headers = {"Idempotency-Key": "ann-sits", **ann.auth}
+    body = {"name": "ann", "buy_in": 600}
+    first = gateway.client.post(f"/v1/tables/{table_id}/seats", json=body, headers=headers)
+    assert first.status_code == 201, first.get_json()
+    seat = first.get_json()["seat"]
+    # ann leaves (this process keeps the table's copy, her seat free again) and the
+    # whole wallet goes to another table
+    left = gateway.call("DELETE", f"/v1/tables/{table_id}/seats/{seat}", ann)
+    assert left.status_code == 200, left.get_json()
+    assert gateway.sit(other, "ann", GRANT, ann).seat
+    assert me(gateway, ann)["balance"] == 0
+    again = gateway.client.post(f"/v1/tables/{table_id}/seats", json=body, headers=headers)
+    assert again.status_code == 201, again.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json()["seat"] == seat
+    assert (me(gateway, ann)["balance"], me(gateway, ann)["pending"]) == (0, 0)
+
+
 @pytest.mark.parametrize("keyed", [True, False])
 def test_racing_copies_of_one_buy_in_have_one_effect(gateway: Gateway, keyed: bool) -> None:
     table_id = gateway.create(min_buy_in=10, max_buy_in=500)

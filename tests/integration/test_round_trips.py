@@ -116,6 +116,30 @@ def test_an_idempotent_warm_move_refuses_to_overwrite_its_record(
     """Warm, a keyed move commits only if its record does not exist; a replay reads it."""
     gateway, _, wire = two_gateways
     table_id, players = _three_players(gateway)
+    assert gateway.act(table_id, players[0], action="start").status_code == 200
+    wire.take()
+
+    def declare() -> Any:
+        return keyed_move(gateway, table_id, players[0], "in-1", action="declare", choice="in")
+
+    first = declare()
+    assert first.status_code == 200, first.get_json()
+    assert wire.take() == [["EVALSHA"]]  # warm: the commit, which checks the record's absence
+    # the copy refuses the declare made already; only a fresh read refuses, and it finds
+    # the record and replays it
+    replay = declare()
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.get_json() == first.get_json()
+    assert wire.take() == [["HMGET", "HGETALL", "GET"]]
+
+
+def test_a_keyed_rebuy_reads_its_record_before_it_reserves_chips(
+    two_gateways: tuple[Gateway, Gateway, Wire],
+) -> None:
+    """A keyed move paid from a wallet (a rebuy) reads the table from Redis, its record
+    included, before it reserves any chip, warm or not: its replay reserves nothing."""
+    gateway, _, wire = two_gateways
+    table_id, players = _three_players(gateway)
     wire.take()
 
     def rebuy() -> Any:
@@ -123,21 +147,15 @@ def test_an_idempotent_warm_move_refuses_to_overwrite_its_record(
 
     first = rebuy()
     assert first.status_code == 200, first.get_json()
-    # the chips: the sweeper's pointer, the wallet's reservation; the commit; the post
-    assert wire.take() == [["ZADD"], ["EVALSHA"], ["EVALSHA"], ["EVALSHA"]]
-    # a rebuy is legal again on the new state: the commit finds the record and
-    # writes nothing; the read that follows finds the record and replays it, and the
-    # reservation is voided
+    # the read (with the record); the chips: the sweeper's pointer, the wallet's
+    # reservation; the commit; the post
+    read = ["HMGET", "HGETALL", "GET"]
+    assert wire.take() == [read, ["ZADD"], ["EVALSHA"], ["EVALSHA"], ["EVALSHA"]]
+    # the same read finds the record and replays it: no chip moves
     replay = rebuy()
     assert replay.headers["Idempotent-Replayed"] == "true"
     assert replay.get_json() == first.get_json()
-    assert wire.take() == [
-        ["ZADD"],
-        ["EVALSHA"],
-        ["EVALSHA"],
-        ["HMGET", "HGETALL", "GET"],
-        ["EVALSHA"],
-    ]
+    assert wire.take() == [read]
     assert (
         gateway.table(table_id, players[0])["seats"][str(players[0].seat)]["stack"]
         == (first.get_json()["table"]["seats"][str(players[0].seat)]["stack"])
