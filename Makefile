@@ -82,8 +82,13 @@ $(TS_STAMP): $(TS_CLIENT)/package-lock.json
 
 ts-client: $(TS_STAMP)
 
+# the tests run in one process a core (pytest-xdist), each with its own Redis and
+# evaluator; a worker that runs out of tests takes some of another's (worksteal)
+PYTEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
+
 test: protos $(DEV_STAMP) browser $(CHECKOV_STAMP) $(TS_STAMP)
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 # the images built from deploy/ and run by compose under podman, played through the
 # edge; installs podman and what it needs when missing (docs/deploy.md)
@@ -92,7 +97,7 @@ test-images: protos $(DEV_STAMP)
 
 # unit and integration tests without the long suites (marked slow)
 test-fast: protos $(DEV_STAMP) $(CHECKOV_STAMP)
-	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/integration
+	$(PYTEST) -m "not slow" tests/unit tests/integration
 
 $(CHECKOV_STAMP):
 	rm -rf $(CHECKOV_VENV)

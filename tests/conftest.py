@@ -99,6 +99,7 @@ def audit_store(redis_process: RedisProcess) -> None:
 SLOW = (
     "tests/browser/",
     "tests/integration/test_bench_gateway.py",
+    "tests/integration/test_bench_capacity.py",
     "tests/integration/test_schema_fuzz.py",
     "tests/integration/test_stateful_tables.py",
     "tests/integration/test_leaks.py",
@@ -111,6 +112,10 @@ SLOW = (
     "tests/integration/test_locustfile.py",
     "tests/integration/test_demo.py",
     "tests/integration/test_abuse.py::test_oversized_chunked_bodies_get_413_through_gunicorn",
+    "tests/integration/test_away.py::test_an_abandoned_paiute_deal_is_void_and_the_table_waits",
+    "tests/integration/test_away.py::test_a_table_left_alone_deals_away_after_deals_then_waits",
+    "tests/integration/test_ledger_crashes.py::test_killed_workers_neither_make_nor_lose_a_chip",
+    "tests/integration/test_webhooks.py::test_a_move_answers_while_the_receiver_hangs",
     "tests/integration/test_abuse.py::test_the_limit_holds_across_gunicorn_workers",
     "tests/integration/test_evaluator_grpc.py::test_paiute_batch_matches_the_scalar_path",
     "tests/integration/test_paiute_tables.py::test_random_games_keep_cards_private_and_chips_whole",
