@@ -1845,6 +1845,11 @@ export interface components {
          */
         Ticket: string;
         /**
+         * @description The language of the events' `line`s and descriptions (an EventSource sends only the browser's own Accept-Language): one of sw, ps, hu, et and en, taking the place of Accept-Language; anything else is 400 `invalid_parameter`.
+         * @example ps
+         */
+        StreamLanguage: "en" | "sw" | "ps" | "hu" | "et";
+        /**
          * @description `return=minimal` asks for a `204` without the table (RFC 7240); other preferences are ignored and the move answers `200` with the table. A repeat of a request with its `Idempotency-Key` replays the first answer: a `204` stays one, a `200` loses its body when the repeat asks for `return=minimal`.
          * @example return=minimal
          */
@@ -1874,9 +1879,9 @@ export interface components {
     headers: {
         /** @description The language the answer's words are in, when the request sent Accept-Language. */
         ContentLanguage: "en" | "sw" | "ps" | "hu" | "et";
-        /** @description The table version as a strong entity tag, e.g. `"4"`; a compressed answer's tag names its coding too (`"4-br"`, `"4-gzip"`). */
+        /** @description The table version as a strong entity tag, e.g. `"4"`; an answer worded in the language `Accept-Language` asked names it (`"4-sw"`), and a compressed answer's tag its coding too (`"4-br"`, `"4-sw-gzip"`). If-Match takes any of them as the version. */
         ETag: string;
-        /** @description A strong entity tag made of a digest of the body, e.g. `"b2dd2d6124d26d3c75957bac"`; a compressed answer's tag names its coding too (`"...-br"`, `"...-gzip"`). */
+        /** @description A strong entity tag made of a digest of the body, e.g. `"b2dd2d6124d26d3c75957bac"`; an answer worded in the language asked names it (`"...-sw"`), and a compressed answer's tag its coding too (`"...-br"`, `"...-sw-gzip"`). */
         DigestETag: string;
         /** @description The new resource's URL (the table's, or `/v1/players/me`). */
         Location: string;
@@ -2412,6 +2417,11 @@ export interface operations {
                  * @example crt_J3kq9VxB2mLw7TzR5nYc1HsP8dFa4GeUo6Ki0NbQvMx
                  */
                 ticket?: components["parameters"]["Ticket"];
+                /**
+                 * @description The language of the events' `line`s and descriptions (an EventSource sends only the browser's own Accept-Language): one of sw, ps, hu, et and en, taking the place of Accept-Language; anything else is 400 `invalid_parameter`.
+                 * @example ps
+                 */
+                lang?: components["parameters"]["StreamLanguage"];
             };
             header?: {
                 /**
