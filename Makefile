@@ -83,12 +83,15 @@ $(TS_STAMP): $(TS_CLIENT)/package-lock.json
 ts-client: $(TS_STAMP)
 
 # the tests run in one process a core (pytest-xdist), each with its own Redis and
-# evaluator; a worker that runs out of tests takes some of another's (worksteal)
+# evaluator; a worker that runs out of tests takes some of another's (worksteal). The
+# browser tests run after them, alone: a page's taps and Chromium's timers are what a
+# second busy process on two cores would hold up most.
 PYTEST_WORKERS ?= auto
 PYTEST := $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
 
 test: protos $(DEV_STAMP) browser $(CHECKOV_STAMP) $(TS_STAMP)
-	$(PYTEST)
+	$(PYTEST) --ignore=tests/browser
+	$(BIN)/python -m pytest -q tests/browser
 
 # the images built from deploy/ and run by compose under podman, played through the
 # edge; installs podman and what it needs when missing (docs/deploy.md)

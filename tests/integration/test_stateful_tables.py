@@ -586,11 +586,16 @@ def test_random_tables_keep_every_invariant(redis_url: str, evaluator_address: s
                 source = "stock"
                 if state["deal"]["discard_pile"] and data.draw(st.integers(0, 3), label="d") == 0:
                     source = "discard"
+                hand_number = state["hand_number"]
                 status, reply = self.act(table, player, {"action": "draw", "source": source}, data)
                 assert status == 200, reply
                 state = self.state(table)
-                if state["deal"] is None or state["deal"].get("turn") != player.seat:
-                    return False  # the draw voided the deal
+                if (
+                    state["deal"] is None
+                    or state["hand_number"] != hand_number
+                    or state["deal"].get("turn") != player.seat
+                ):
+                    return False  # the draw voided the deal (with no pause, the next began)
             call = self.best_call(state, player.seat)
             if call is not None and data.draw(st.integers(0, 3), label="call") > 0:
                 status, reply = self.act(table, player, call, data)
