@@ -23,7 +23,7 @@ the combination's targets, else the wild card with the lowest index.
 import functools
 import itertools
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Any, Final
 
 import numpy as np
@@ -124,16 +124,6 @@ def _refuse(hands: npt.NDArray[Any], row: int, sizes: Collection[int], start: in
     raise AssertionError(f"hand {first} was found bad but passes check_hand")
 
 
-def _by_blocks(
-    rank: Callable[[U8], tuple[npt.NDArray[Any], ...]], hands: U8
-) -> tuple[npt.NDArray[Any], ...]:
-    """The arrays `rank` returns for hands, made BLOCK_ROWS rows at a time."""
-    if len(hands) <= BLOCK_ROWS:
-        return rank(hands)
-    parts = [rank(hands[start : start + BLOCK_ROWS]) for start in range(0, len(hands), BLOCK_ROWS)]
-    return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
-
-
 def rank_guts_batch(
     hands: npt.NDArray[Any], cards_per_hand: int, dtype: type[np.unsignedinteger[Any]] = np.uint32
 ) -> npt.NDArray[Any]:
@@ -149,7 +139,10 @@ def rank_guts_batch(
     if np.dtype(dtype) not in (np.dtype(np.uint32), np.dtype(np.uint16)):
         raise ValueError(f"Guts strengths are uint32 or uint16, not {np.dtype(dtype)}")
     table = _guts_table(cards_per_hand)
-    (strengths,) = _by_blocks(lambda block: (_guts_block(block, table),), hands)
+    strengths = np.empty(len(hands), dtype=np.uint16)
+    for start in range(0, len(hands), BLOCK_ROWS):
+        end = start + BLOCK_ROWS
+        _guts_block(hands[start:end], table, strengths[start:end])
     # the table holds 0 where a card repeats: the lookup itself finds repeated cards
     if not strengths.all():
         validate_batch(hands, (cards_per_hand,))
@@ -157,16 +150,16 @@ def rank_guts_batch(
     return strengths.astype(dtype, copy=False)
 
 
-def _guts_block(hands: U8, table: npt.NDArray[np.uint16]) -> npt.NDArray[np.uint16]:
-    """The strengths of card indexes 0..51 (uint8): the table at c0 * 2704 + c1 * 52 + c2."""
+def _guts_block(hands: U8, table: npt.NDArray[np.uint16], out: npt.NDArray[np.uint16]) -> None:
+    """Write into `out` the strengths of card indexes 0..51 (uint8): the table at
+    c0 * 2704 + c1 * 52 + c2."""
     # the index is made in uint32 (52**3 fits), half the bytes of intp
     columns = hands.T
     index = columns[0].astype(np.uint32)
     for column in columns[1:]:
         index *= 52
         index += column
-    strengths: npt.NDArray[np.uint16] = table.take(index)
-    return strengths
+    table.take(index, out=out)
 
 
 def rank_paiute_batch(
