@@ -1,6 +1,6 @@
 """`make demo`: play one complete Guts deal and one Paiute deal against a running gateway.
 
-    python -m deploy.demo [--url http://127.0.0.1:8000] [--timeout 60] [--operator-key KEY]
+    python -m deploy.demo [--url http://127.0.0.1:$GATEWAY_PORT] [--timeout 60] [--operator-key KEY]
 
 Three players (ann, bo and cy) sign up (`POST /v1/players`; with an operator key when the
 gateway runs with PLAYERS_MODE=operator, from --operator-key or CARDROOM_OPERATOR_KEY, which
@@ -468,7 +468,11 @@ def run(
 def main(argv: Sequence[str] | None = None, say: Say = print) -> int:
     """Parse the flags, play, print the transcript; the exit status."""
     parser = argparse.ArgumentParser(prog="python -m deploy.demo", description=__doc__)
-    parser.add_argument("--url", default="http://127.0.0.1:8000", help="the gateway")
+    parser.add_argument(
+        "--url",
+        default=f"http://127.0.0.1:{os.environ.get('GATEWAY_PORT') or 8000}",
+        help="the gateway (default: `make run`'s, on $GATEWAY_PORT or 8000)",
+    )
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds a deal may take to finish"
     )

@@ -85,6 +85,8 @@ class ResponseEncoder:
         self._parts: dict[int, tuple[bytes, int, bytes]] = {}
         self._size = size
         self._varint_table: tuple[U8, npt.NDArray[np.bool_]] | None = None
+        # (strength, describe) -> the whole reply to one hand of that strength
+        self._one: dict[tuple[int, bool], bytes] = {}
 
     def _varints(self, strengths: U32) -> bytes:
         """Packed varints by table lookup: every strength's bytes are computed once."""
@@ -132,6 +134,13 @@ class ResponseEncoder:
         if leftovers is not None:
             out.append(_field(_LEFTOVERS_TAG, leftovers))
         return b"".join(out)
+
+    def encode_one(self, strength: int, describe: bool) -> bytes:
+        """The whole reply to one hand, made once for each strength and kept."""
+        reply = self._one.get((strength, describe))
+        if reply is None:
+            reply = self._one[strength, describe] = self.encode_few([strength], None, describe)
+        return reply
 
     def descriptions(self, strengths: U32) -> bytes:
         """The repeated `descriptions` field for these strengths."""

@@ -1,4 +1,4 @@
-"""Guts hand ranking for 2- and 3-card hands (RULES.md, "Hand ranking").
+"""Guts hand ranking for 2- and 3-card hands (docs/rules.md, "Hand ranking").
 
 Strength is (category << 12) | tiebreak. The category is the Category value itself, since
 the wire numbers of the Guts categories run in ranking order (HIGH_CARD 1 .. STRAIGHT_FLUSH

@@ -1,4 +1,4 @@
-"""Paiute winning combinations with a wild rank (RULES.md, "Winning combinations").
+"""Paiute winning combinations with a wild rank (docs/rules.md, "Winning combinations").
 
 Every card of the wild rank is wild: it stands for any card, its own included, even for a
 card the hand already holds. The other cards are natural.
@@ -74,7 +74,7 @@ CATEGORY_BY_ORDER: Final = (
 class Valuation(enum.IntEnum):
     """How a six-card hand is valued; the values are the wire enum numbers."""
 
-    # RULES.md: six cards shown are valued only as a six-card combination.
+    # docs/rules.md: six cards shown are valued only as a six-card combination.
     SIX_CARD_COMBINATIONS = 1
     # The best of any combination, five of the six cards or all six.
     BEST_OF_ANY = 2
@@ -131,7 +131,7 @@ def rank_paiute(
     return PaiuteValue(strength, category, describe_paiute(strength), used, leftover)
 
 
-# RULES.md: the turned-up card of the wild rank stays out of play, so a hand (or the
+# docs/rules.md: the turned-up card of the wild rank stays out of play, so a hand (or the
 # hands of a showdown together) holds at most three cards of that rank
 LIVE_WILD_CARDS: Final = 3
 

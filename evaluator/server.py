@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent import futures
@@ -11,15 +12,20 @@ from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
+import numpy as np
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
+from evaluator.batch import rank_guts_batch, rank_paiute_batch
+from evaluator.paiute import Valuation
 from evaluator.servicer import MAX_MESSAGE_BYTES, EvaluatorServicer, decoder
 from evaluator.telemetry import Telemetry
 
 T = TypeVar("T")
+# what a server answers: the evaluator's service by default (a benchmark swaps in its own)
+Handlers = Callable[[Telemetry], grpc.GenericRpcHandler]
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Evaluator"].full_name
 
 
@@ -32,9 +38,22 @@ class TlsFiles:
     client_ca: str | None = None
 
 
+def warm_up() -> None:
+    """Build the lookup tables before reporting SERVING, so no caller waits for them."""
+    rank_guts_batch(np.array([[0, 4]], dtype=np.uint8), 2)
+    rank_guts_batch(np.array([[0, 4, 8]], dtype=np.uint8), 3)
+    for size, valuation in itertools.product((5, 6), Valuation):
+        rank_paiute_batch(np.arange(size, dtype=np.uint8).reshape(1, size), 2, valuation)
+
+
 def _serialize(reply: Any) -> bytes:
     # the Evaluate handlers return bytes already serialised by evaluator.codec
     return reply if isinstance(reply, bytes) else bytes(reply.SerializeToString())
+
+
+def evaluator_handlers(telemetry: Telemetry) -> grpc.GenericRpcHandler:
+    """The evaluator's service, counting into `telemetry`."""
+    return _handlers(EvaluatorServicer(telemetry))
 
 
 def _handlers(servicer: EvaluatorServicer) -> grpc.GenericRpcHandler:
@@ -51,6 +70,7 @@ def _handlers(servicer: EvaluatorServicer) -> grpc.GenericRpcHandler:
             response_serializer=_serialize,
         ),
         "Showdown": unary(servicer.Showdown, pb.ShowdownRequest),
+        "ShowdownBatch": unary(servicer.ShowdownBatch, pb.ShowdownBatchRequest),
         "Odds": unary(servicer.Odds, pb.OddsRequest),
         "Ping": unary(servicer.Ping, pb.PingRequest),
     }
@@ -91,9 +111,14 @@ class EvaluatorServer:
         tls: TlsFiles | None,
         telemetry: Telemetry,
         health_address: str | None = None,
+        reuse_port: bool = False,
+        handlers: Handlers = evaluator_handlers,
     ) -> None:
-        """Bind `address` (port 0 picks a free one); not yet serving."""
+        """Bind `address` (port 0 picks a free one); not yet serving. With `reuse_port`,
+        other processes may serve the same port (`evaluator.processes`)."""
         self.telemetry = telemetry
+        self._handlers = handlers
+        self._options = [("grpc.so_reuseport", int(reuse_port))]
         self._loop = asyncio.new_event_loop()
         # Odds' Monte Carlo runs in these threads, off the event loop
         self._loop.set_default_executor(
@@ -118,10 +143,10 @@ class EvaluatorServer:
         server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.so_reuseport", 0),
+                *self._options,
             ],
         )
-        server.add_generic_rpc_handlers((_handlers(EvaluatorServicer(self.telemetry)),))
+        server.add_generic_rpc_handlers((self._handlers(self.telemetry),))
         health_servicer = health_aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection(
@@ -136,7 +161,7 @@ class EvaluatorServer:
         return server, port, health_servicer
 
     async def _build_health(self, address: str) -> tuple[grpc.aio.Server, int]:
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(options=self._options)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         port = server.add_insecure_port(address)
         if port == 0:
@@ -173,9 +198,15 @@ def create_server(
     tls: TlsFiles | None = None,
     telemetry: Telemetry | None = None,
     health_address: str | None = None,
+    reuse_port: bool = False,
+    handlers: Handlers = evaluator_handlers,
 ) -> EvaluatorServer:
     """Build the server bound to `address` (port 0 picks a free one); not yet started.
 
-    `health_address`: also answer health checks alone, in plaintext, there.
+    `health_address`: also answer health checks alone, in plaintext, there;
+    `reuse_port`: share the ports with the other processes of `evaluator.processes`;
+    `handlers`: the service it answers (the evaluator's unless a benchmark says otherwise).
     """
-    return EvaluatorServer(address, workers, tls, telemetry or Telemetry(), health_address)
+    return EvaluatorServer(
+        address, workers, tls, telemetry or Telemetry(), health_address, reuse_port, handlers
+    )

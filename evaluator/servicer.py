@@ -47,13 +47,13 @@ from evaluator.paiute import (
     rank_paiute,
     too_many_wild_cards,
 )
-from evaluator.showdown import decide_showdown
 from evaluator.telemetry import Telemetry
 
 MAX_HANDS_PER_CALL = 10_000
 # packed hands asking for a packed reply: its 8 bytes a hand at most stay under 1 MiB
 MAX_PACKED_REPLY_HANDS = 100_000
 MAX_SHOWDOWN_HANDS = 10
+MAX_BATCH_SHOWDOWNS = 64  # showdowns in one ShowdownBatch call
 MAX_MESSAGE_BYTES = 1 << 20
 NO_LEFTOVER = 255
 # below this many hands the per-hand scalar path beats numpy's fixed cost per call
@@ -357,6 +357,30 @@ def evaluate(request: pb.EvaluateRequest, data: bytes | None = None) -> bytes:
     return _encode_small(rules, cards, wild, valuation, describe)
 
 
+# the only fields a request for one packed Guts hand may set to take the short way
+_ONE_HAND_FIELDS = frozenset({"game", "packed_hands", "cards_per_hand", "omit_descriptions"})
+_GUTS_SIZES = {pb.GUTS_2: 2, pb.GUTS_3: 3}
+
+
+def _one_guts_hand(request: pb.EvaluateRequest, data: bytes) -> bytes | None:
+    """The reply to one packed Guts hand asking for the readable reply (the commonest
+    small call), from the lookup table and the reply cached for its strength; None for
+    any other request, and for a hand to refuse, which `evaluate` words."""
+    size = _GUTS_SIZES.get(request.game)
+    if size is None or len(data) != size or max(data) > 51:
+        return None
+    if not _ONE_HAND_FIELDS.issuperset(field.name for field, _ in request.ListFields()):
+        return None
+    if request.cards_per_hand not in (0, size):
+        return None
+    table = guts_strength_list(size)
+    index = data[0] * 52 + data[1] if size == 2 else (data[0] * 52 + data[1]) * 52 + data[2]
+    strength = table[index]
+    if not strength:  # a card twice
+        return None
+    return GAMES[request.game].encoder.encode_one(strength, not request.omit_descriptions)
+
+
 def _encode_small(
     rules: GameRules,
     hands: Sequence[Sequence[int]],
@@ -403,7 +427,7 @@ def _ranked_hand(seat: int, value: HandValue, leftover: int) -> pb.RankedHand:
 
 
 def showdown(request: pb.ShowdownRequest) -> pb.ShowdownResponse:
-    """Rank the seats' hands and the ghost's, and decide who wins and who pays."""
+    """Rank the seats' hands and the ghost's; who wins and who pays is the caller's to decide."""
     rules = _game(request)
     wild = _wild_rank(request, rules)
     valuation = _valuation(request, rules)
@@ -434,18 +458,7 @@ def showdown(request: pb.ShowdownRequest) -> pb.ShowdownResponse:
         value, leftover = _rank_one(rules, cards, wild, valuation)
         ranked.append(_ranked_hand(0 if field == "ghost" else hand.seat, value, leftover))
     ghost = ranked.pop() if request.HasField("ghost") else None
-    outcome = decide_showdown(
-        [(hand.seat, hand.strength) for hand in ranked],
-        None if ghost is None else ghost.strength,
-    )
-    reply = pb.ShowdownResponse(
-        hands=ranked,
-        winners=outcome.winners,
-        worst=outcome.worst,
-        ghost_wins=outcome.ghost_wins,
-        beaten_by_ghost=outcome.beaten_by_ghost,
-        tied_with_ghost=outcome.tied_with_ghost,
-    )
+    reply = pb.ShowdownResponse(hands=ranked)
     if ghost is not None:
         reply.ghost.CopyFrom(ghost)
     return reply
@@ -483,8 +496,8 @@ class EvaluatorServicer:
     Hands are ranked on the event loop, a message at a time: 100,000 packed hands take
     about a millisecond, and handing them to a worker thread cost more than it freed
     (the threads' turns at the GIL between numpy's calls, and the caches of another
-    core; docs/performance.md). An evaluator process ranks on one core; more cores
-    serve more processes (replicas). Odds' Monte Carlo, up to a second, goes to a
+    core; docs/performance.md). An evaluator process ranks on one core; the evaluator
+    runs one a core (`evaluator.processes`). Odds' Monte Carlo, up to a second, goes to a
     worker thread.
     """
 
@@ -503,7 +516,7 @@ class EvaluatorServicer:
         started = time.perf_counter()
         request = _decoded(request)
         data = request.packed_hands
-        reply = evaluate(request, data)
+        reply = _one_guts_hand(request, data) or evaluate(request, data)
         self._telemetry.done(method, started, request.game, _hand_count(request, len(data)))
         return reply
 
@@ -536,7 +549,7 @@ class EvaluatorServicer:
     async def Showdown(  # noqa: N802
         self, request: pb.ShowdownRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ShowdownResponse:
-        """Rank the hands still in and decide the showdown."""
+        """Rank the hands still in and the ghost's."""
         started = time.perf_counter()
         try:
             reply = showdown(_decoded(request))
@@ -545,6 +558,35 @@ class EvaluatorServicer:
             raise
         count = len(request.hands) + request.HasField("ghost")
         self._telemetry.done("Showdown", started, request.game, count)
+        return reply
+
+    async def ShowdownBatch(  # noqa: N802
+        self, request: pb.ShowdownBatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ShowdownBatchResponse:
+        """Several showdowns, each ranked and counted as a Showdown call; a showdown's
+        fault is its outcome, not the call's."""
+        started = time.perf_counter()
+        try:
+            showdowns = _decoded(request).showdowns
+            if not 0 < len(showdowns) <= MAX_BATCH_SHOWDOWNS:
+                raise RequestError(
+                    f"showdowns: {len(showdowns)} showdowns, 1 to {MAX_BATCH_SHOWDOWNS} a call"
+                )
+        except RequestError as fault:
+            await self._abort(context, "ShowdownBatch", fault)
+            raise
+        reply = pb.ShowdownBatchResponse()
+        for one in showdowns:
+            outcome = reply.outcomes.add()
+            try:
+                outcome.ranked.CopyFrom(showdown(one))
+            except RequestError as fault:
+                self._telemetry.fault("Showdown")
+                outcome.fault = str(fault)
+                continue
+            hands = len(one.hands) + one.HasField("ghost")
+            self._telemetry.done("Showdown", started, one.game, hands)
+        self._telemetry.done("ShowdownBatch", started, showdowns[0].game, 0)
         return reply
 
     async def Odds(  # noqa: N802

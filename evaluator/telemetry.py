@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from pythonjsonlogger.json import JsonFormatter
 
 _GAME_NAMES = {0: "unspecified", 1: "guts2", 2: "guts3", 3: "paiute"}
-_METHODS = ("Evaluate", "EvaluateStream", "Showdown", "Odds")
+_METHODS = ("Evaluate", "EvaluateStream", "Showdown", "ShowdownBatch", "Odds")
 
 
 class Telemetry:

@@ -111,6 +111,7 @@ SLOW = (
     "tests/integration/test_clock_process.py",
     "tests/integration/test_locustfile.py",
     "tests/integration/test_demo.py",
+    "tests/integration/test_bots.py::test_the_bots_process_plays_and_a_killed_one_is_replaced",
     "tests/integration/test_abuse.py::test_oversized_chunked_bodies_get_413_through_gunicorn",
     "tests/integration/test_away.py::test_an_abandoned_paiute_deal_is_void_and_the_table_waits",
     "tests/integration/test_away.py::test_a_table_left_alone_deals_away_after_deals_then_waits",
@@ -143,13 +144,19 @@ _SESSION_STARTED = time.time()
 def _report_line(name: str, report: dict[str, Any]) -> str:
     if name == "schema_fuzz":
         stateful = report["stateful"]
+        shares = report.get("accepted_shares", {})
+        accepted = ", ".join(
+            f"{operation} {shares[operation]:.0%}"
+            for operation in ("takeSeat", "leaveSeat", "streamEvents")
+            if operation in shares
+        )
         return (
             f"schema fuzzing: {report['operations']} operations, {report['cases']:,} cases "
             f"({report['cases_on_real_tables']:,} on real tables), "
             f"{report['failures']} failures, {report['seconds']} s; stateful: "
             f"{stateful['scenarios']} scenarios, {stateful['cases']:,} cases, "
             f"{stateful['moves_accepted']} moves and {stateful['leaves_accepted']} leaves "
-            f"accepted, {stateful['failures']} failures"
+            f"accepted, {stateful['failures']} failures; accepted: {accepted}"
         )
     if name == "stateful":
         return (

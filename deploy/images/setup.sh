@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make this machine able to build and run the images: Debian's podman and runc (crun
-# fails on hybrid cgroups here), debootstrap for the base images, podman-compose pinned
-# from PyPI in its own virtualenv, and a containers.conf for this machine.
+# fails on hybrid cgroups here), debootstrap for the base images, podman-compose from
+# its lock file in its own virtualenv, and a containers.conf for this machine.
 # Writes nothing outside var/images/ except the Debian packages it installs.
 # Exit status 3 (with the reason on stderr): no container engine can run here.
 set -euo pipefail
@@ -36,9 +36,9 @@ runtime = "runc"
 CONF
 
 if [ ! -x "$STATE/tools/bin/podman-compose" ]; then
-    echo "installing podman-compose (deploy/images/requirements.txt)"
+    echo "installing podman-compose (requirements/podman-compose.txt)"
     python3 -m venv "$STATE/tools"
-    "$STATE/tools/bin/pip" install --quiet -r deploy/images/requirements.txt
+    "$STATE/tools/bin/pip" install --quiet --require-hashes -r requirements/podman-compose.txt
 fi
 
 export CONTAINERS_CONF="$PWD/$STATE/containers.conf"

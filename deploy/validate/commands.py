@@ -17,9 +17,9 @@ from deploy.validate.files import ROOT
 
 # Where the code reads its environment: the names a manifest may set.
 ENVIRONMENT_SOURCES = (
-    "gateway/settings.py",
-    "gateway/runtime/gunicorn_conf.py",
-    "gateway/telemetry.py",
+    "api/settings.py",
+    "api/runtime/gunicorn_conf.py",
+    "api/telemetry.py",
     "evaluator/__main__.py",
 )
 # The variables that name an address or port the process listens on.
@@ -35,7 +35,7 @@ def _package_directories(root: Path = ROOT) -> list[str]:
 
 
 # The top-level packages of the repository, which commands may name.
-PACKAGES = frozenset(Path(d).name for d in _package_directories()) | {"gateway", "evaluator"}
+PACKAGES = frozenset(Path(d).name for d in _package_directories()) | {"api", "evaluator"}
 
 
 def _module_exists(module: str) -> bool:

@@ -105,7 +105,7 @@ def check_containers(
                 command = (probe.get("exec") or {}).get("command") or []
                 problems += command_problems(f"{where}: {probe_name}", command)
                 heartbeat = environment.get("CLOCK_HEARTBEAT_FILE")
-                beats = command[:3] == ["python", "-m", "gateway.runtime.heartbeat"]
+                beats = command[:3] == ["python", "-m", "api.runtime.heartbeat"]
                 if heartbeat and beats and command[3:4] != [heartbeat]:
                     problems.append(
                         f"{where}: the probe reads {command[3:4]}, the clock beats {heartbeat!r}"

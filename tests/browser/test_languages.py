@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
 
-from gateway.i18n.catalogs import translations
+from api.i18n.catalogs import translations
 from tests.support.table_page import (
     Seat,
     best_call,

@@ -28,6 +28,7 @@ from tests.support.table_page import (
     call,
     choose_discard,
     choose_source,
+    deal_decided,
     label,
     shot,
     sign_up,
@@ -130,8 +131,14 @@ def assert_private(viewer: Seat, other: Seat, base: str, table_id: str) -> None:
     theirs = synced(other, base, table_id)
     synced(viewer, base, table_id)
     hidden = set((theirs["you"] or {}).get("cards") or []) - public_cards(base, table_id)
-    text = viewer.page.inner_text("body")
-    html = viewer.page.content()
+    # the page less How to play, whose example hands are nobody's cards
+    text, html = viewer.page.evaluate(
+        """() => {
+            const page = document.documentElement.cloneNode(true);
+            page.querySelector("#rules-body").remove();
+            return [page.querySelector("body").textContent, page.outerHTML];
+        }"""
+    )
     for card in hidden:
         assert label(card) not in text, f"{viewer.name}'s page shows {other.name}'s {card}"
         assert f'data-card="{card}"' not in html, f"{viewer.name}'s page holds {card}"
@@ -480,18 +487,9 @@ def test_paiute_deal_two_browsers(browser: Browser, gateway_url: str) -> None:
         while True:
             views = check_both([ann, bo], gateway_url, table_id)
             table = views[0]
-            if table["phase"] == "between_deals" and table["deal"]["outcome"] != "void":
+            if deal_decided(gateway_url, table_id, table):
                 break
             if table["phase"] == "between_deals":
-                # A deal with no call is void; the next one starts after the pause.
-                hand = table["hand_number"]
-                wait_for(
-                    lambda h=hand: (
-                        call(gateway_url, "GET", f"/v1/tables/{table_id}")["hand_number"] > h
-                    ),
-                    "the next deal",
-                    seconds=120,
-                )
                 continue
             assert table["phase"] in ("playing", "last_turns"), table["phase"]
             person = people[table["pending"]["seats"][0]]
@@ -538,6 +536,8 @@ def test_lobby_lists_tables_and_explains_errors(browser: Browser, gateway_url: s
         table = call(
             gateway_url, "POST", "/v1/tables", {"game": "guts", "name": "<i>late</i>"}, host
         )["table"]
+        # the lobby lists a table once somebody sits there
+        call(gateway_url, "POST", f"/v1/tables/{table['id']}/seats", {"buy_in": 50}, host)
         page.goto(gateway_url + "/")
         item = page.locator(f'#tables li[data-table="{table["id"]}"]')
         expect(item.locator(".table-name")).to_have_text("<i>late</i>")
@@ -545,6 +545,7 @@ def test_lobby_lists_tables_and_explains_errors(browser: Browser, gateway_url: s
         # The lobby refreshes itself.
         created = call(gateway_url, "POST", "/v1/tables", {"game": "paiute", "name": "Later"}, host)
         later = created["table"]
+        call(gateway_url, "POST", f"/v1/tables/{later['id']}/seats", {"buy_in": 50}, host)
         expect(page.locator(f'#tables li[data-table="{later["id"]}"]')).to_contain_text("Paiute")
         # Signed out, a new table asks for a sign-in first.
         page.locator("#create button[type=submit]").tap()
@@ -589,6 +590,51 @@ def test_lobby_lists_tables_and_explains_errors(browser: Browser, gateway_url: s
     finally:
         phone.close()
         desktop.close()
+
+
+def test_the_lobby_filters_and_a_quick_seat_in_one_tap(browser: Browser, gateway_url: str) -> None:
+    context, page = new_page(browser, PHONE)
+    try:
+        host, other = sign_up(gateway_url, "host"), sign_up(gateway_url, "other")
+        tables = {}
+        for label, options, owner in (
+            ("guts", {"game": "guts", "cards": 2, "ante": 7, "max_players": 3}, host),
+            ("paiute", {"game": "paiute", "ante": 7}, other),
+            ("empty", {"game": "guts", "cards": 2, "ante": 7}, other),
+        ):
+            made = call(gateway_url, "POST", "/v1/tables", {**options, "name": label}, owner)
+            tables[label] = made["table"]["id"]
+        for label, owner in (("guts", host), ("paiute", other)):
+            call(gateway_url, "POST", f"/v1/tables/{tables[label]}/seats", {"buy_in": 140}, owner)
+        page.goto(gateway_url + "/")
+        listed = page.locator("#tables li")
+
+        def shown(*labels: str) -> None:
+            for label, table_id in tables.items():
+                item = page.locator(f'#tables li[data-table="{table_id}"]')
+                expect(item).to_have_count(1 if label in labels else 0)
+
+        page.fill("#filters input[name=ante]", "7")
+        page.locator("#filters input[name=ante]").dispatch_event("change")
+        shown("guts", "paiute")  # nobody sits at the empty table: not listed
+        page.select_option("#filters select[name=game]", "paiute")
+        shown("paiute")
+        page.select_option("#filters select[name=game]", "guts")
+        page.select_option("#filters select[name=cards]", "2")
+        shown("guts")
+        expect(listed.first).to_contain_text("1 seated")
+        # signed in, one tap seats the player at the table the filters keep
+        sign_in(Seat("ann", page), gateway_url)
+        page.select_option("#filters select[name=game]", "guts")
+        page.select_option("#filters select[name=cards]", "2")
+        page.fill("#filters input[name=ante]", "7")
+        page.fill("#quick-seat input[name=buy_in]", "140")
+        page.locator("#quick-seat button[type=submit]").tap()
+        page.wait_for_url(f"{gateway_url}/tables/{tables['guts']}")
+        expect(page.locator("li.seat.me .name")).to_have_text("ann")
+        shot(page, "lobby-quick-seat")
+    finally:
+        context.close()
 
 
 def fetch(url: str) -> tuple[int, dict[str, str], bytes]:

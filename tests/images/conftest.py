@@ -14,7 +14,8 @@ import pytest
 from tests.images.stack import Stack
 
 # test_kubernetes.py needs no engine: `make test` runs it too
-collect_ignore = [] if os.environ.get("CARDROOM_IMAGES") == "1" else ["test_images.py"]
+ENGINE_TESTS = ["test_images.py", "test_labels.py"]
+collect_ignore = [] if os.environ.get("CARDROOM_IMAGES") == "1" else ENGINE_TESTS
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ import redis
 import redis.cluster
 from flask import Flask
 
-from gateway.http.limits import bucket_address, client_address
+from api.http.limits import bucket_address, client_address
 from tests.support.gateway import Gateway, close_app
 from tests.support.gateway import make_app as support_make_app
 from tests.support.play import seated
@@ -825,7 +825,7 @@ def test_oversized_chunked_bodies_get_413_through_gunicorn(
     server = gunicorn_factory(RATE_LIMIT_PER_ADDRESS="0", RATE_LIMIT_PER_TOKEN="0")
     before = snapshot(redis_url)
     body = b'{"game": "guts", "name": "' + b"x" * (MAX_BODY + 1024) + b'"}'
-    # a move is answered below Flask (gateway.http.moves), with the same limit
+    # a move is answered below Flask (api.http.moves), with the same limit
     for path in ("/v1/tables", "/v1/evaluate", "/v1/tables/t1/actions"):
         head = (
             f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -858,6 +858,7 @@ def test_oversized_chunked_bodies_get_413_through_gunicorn(
 def test_an_empty_cursor_is_the_first_page(gateway: Gateway) -> None:
     ann = gateway.sign_up("ann")
     table_id = gateway.create(ann)
+    gateway.sit(table_id, "bo")  # listed once somebody sits there
     lobby = gateway.call("GET", "/v1/tables?cursor=")
     assert lobby.status_code == 200, lobby.get_json()
     assert table_id in [t["id"] for t in lobby.get_json()["tables"]]

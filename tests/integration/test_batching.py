@@ -1,18 +1,13 @@
-"""Group commit (gateway.adapters.batching) in a gevent process, as in a gateway worker, on a real
+"""Group commit (api.adapters.batching) in a gevent process, as in a gateway worker, on a real
 Redis: each request gets its own replies and errors, whatever shares its batch."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.processes import probe_results
 
 
 @pytest.fixture(scope="module")
@@ -20,18 +15,7 @@ def probe(redis_process: Any) -> dict[str, Any]:
     import redis
 
     redis.Redis.from_url(redis_process.url).flushall()
-    finished = subprocess.run(
-        [sys.executable, "-m", "tests.support.batching_probe", redis_process.url],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'protos'}"},
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert finished.returncode == 0, finished.stderr[-4000:]
-    result: dict[str, Any] = json.loads(finished.stdout)
-    return result
+    return probe_results("tests.support.batching_probe", redis_process.url)
 
 
 def test_requests_made_at_once_share_batches_and_each_gets_its_replies(
@@ -77,6 +61,16 @@ def test_greenlets_killed_in_the_queue_leave_the_others_answered(probe: dict[str
 
 def test_rate_limit_buckets_batched_count_every_request_once(probe: dict[str, Any]) -> None:
     assert probe["rate_limits"] == {"allowed": 10, "others": 50, "batched": True}
+
+
+def test_too_few_replicas_refuse_the_requests_that_wrote_and_answer_the_reads(
+    probe: dict[str, Any],
+) -> None:
+    seen = probe["unconfirmed"]
+    assert seen["shared"]
+    assert seen["writes"] == ['"not replicated"']
+    assert seen["reads"] == ['["here", {}]']
+    assert seen["after"] == ["here", {}]  # the connection goes on
 
 
 def test_no_batching_when_off_or_on_a_cluster(probe: dict[str, Any]) -> None:

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from bench.gateway_bench import BUY_IN, GUTS_OPTIONS, PLAYERS
-from bench.gateway_http import Connection, act, guts_table, sign_up
-from bench.gateway_load import run_requests
-from bench.gateway_seats import ALONE_TABLES, buy_in_requests, cash_outs, seat_plans
-from bench.gateway_steps import step_costs
+from bench.gateway.client import Connection, act, guts_table, sign_up
+from bench.gateway.load import run_requests
+from bench.gateway.plan import BUY_IN, GUTS_OPTIONS, PLAYERS
+from bench.gateway.seats import ALONE_TABLES, buy_in_requests, cash_outs, seat_plans
+from bench.gateway.steps import step_costs
 from tests.support.processes import GunicornGateway
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_gateway_benchmark_runs_every_part() -> None:
     finished = subprocess.run(
         [
-            *(sys.executable, "-m", "bench.gateway_bench", "--smoke"),
+            *(sys.executable, "-m", "bench.gateway", "--smoke"),
             *("--gc", "--steps", "--scaling", "--profile", "--batch"),
         ],
         cwd=ROOT,
@@ -94,7 +94,7 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
     assert steps["declares_per_round"] == 16
     assert steps["healthz"]["median"] > 0
     assert steps["declare"]["median"] > 0
-    from bench.gateway_steps import STEPS
+    from bench.gateway.steps import STEPS
 
     assert set(steps["steps"]) == set(STEPS)
     assert all(figure["median"] > 0 for figure in steps["steps"].values()), steps["steps"]
@@ -225,7 +225,7 @@ def test_a_warm_declare_is_measured_in_process_with_each_trees_gateway(
     assert costs["declares_per_round"] == 8
     assert costs["declare"]["median"] > costs["healthz"]["median"] > 0
     if source is None:
-        assert Path(costs["gateway_package"]) == ROOT / "gateway"
+        assert Path(costs["gateway_package"]) == ROOT / "api"
     else:
         assert "cardroom-gateway-of-" in costs["gateway_package"]
         assert not (Path(costs["gateway_package"]).parent).exists()  # the link is removed

@@ -22,7 +22,6 @@ from typing import Any
 
 import httpx
 import pytest
-from werkzeug.serving import make_server
 
 from cardroom_client import (
     CardroomError,
@@ -33,6 +32,7 @@ from cardroom_client import (
     FairnessError,
     Forbidden,
     GutsOptions,
+    LobbyFilters,
     NotFound,
     PaiuteOptions,
     PreconditionFailed,
@@ -51,8 +51,7 @@ from cardroom_client import (
 from cardroom_client.models import Fairness, HandHistory, Opening
 from deploy.demo import choose_discard
 from evaluator.server import EvaluatorServer, create_server
-from gateway.app import create_app
-from tests.support.gateway import gateway_settings
+from tests.support.gateway import served
 from tests.support.processes import DURABLE, RedisProcess, free_port
 
 STREAM_SECONDS = 1.0
@@ -61,22 +60,7 @@ STREAM_SECONDS = 1.0
 @contextlib.contextmanager
 def serve(redis_url: str, evaluator_address: str, **overrides: Any) -> Iterator[str]:
     """A gateway with its clock on a free loopback port; its base URL."""
-    settings = gateway_settings(
-        redis_url, evaluator_address, stream_max_seconds=STREAM_SECONDS, **overrides
-    )
-    app = create_app(settings)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="sdk-gateway", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(10)
-        clock = app.extensions.get("cardroom.clock")
-        if clock is not None:
-            clock.stop()
-        app.extensions["cardroom.service"].evaluator.close()
+    yield from served(redis_url, evaluator_address, stream_max_seconds=STREAM_SECONDS, **overrides)
 
 
 @pytest.fixture
@@ -212,13 +196,41 @@ def test_the_lobby_iterates_every_page(client: Client) -> None:
     ann, bo = sign_up(client, "ann"), sign_up(client, "bo")
     made = [(ann if n < 3 else bo).create_table(name=f"lobby {n}").id for n in range(5)]
     made.append(bo.create_table(PaiuteOptions(ante=3), name="lobby paiute").id)
+    # tables nobody sits at are their creators' alone
+    assert list(client.lobby(filters=LobbyFilters(ante_min=3, ante_max=3))) == []
+    assert [t.id for t in bo.lobby(filters=LobbyFilters(mine=True))] == made[:2:-1]
+    for count, table_id in enumerate(made):
+        for n in range(count % 3 + 1):
+            sit(client, table_id, f"p{n}")
     listed = [summary.id for summary in client.lobby(page_size=2)]
-    assert listed == list(reversed(made))
+    assert sorted(listed) == sorted(made)
     first = client.lobby_page(limit=4)
     assert len(first.tables) == 4
-    assert first.next_cursor is not None
-    assert first.tables[0].game == "paiute"
-    assert first.tables[0].options["ante"] == 3
+    assert first.next is not None
+    assert first.next_cursor == first.next  # the former name, deprecated
+    assert [t.seats_taken for t in first.tables] == [3, 3, 2, 2]
+    paiute = client.lobby_page(filters=LobbyFilters(game="paiute", ante_min=3)).tables
+    assert [(t.game, t.options["ante"]) for t in paiute] == [("paiute", 3)]
+    assert [t.id for t in client.lobby(filters=LobbyFilters(game="guts", cards=2))] == []
+
+
+def test_a_quick_seat_joins_the_fullest_table_or_makes_one(client: Client) -> None:
+    host = sign_up(client, "host")
+    fuller = host.create_table(GutsOptions(ante=2, max_players=3)).id
+    emptier = host.create_table(GutsOptions(ante=2)).id
+    for n in range(2):
+        sit(client, fuller, f"f{n}")
+    sit(client, emptier, "e0")
+    ann = sign_up(client, "ann").quick_seat(GutsOptions(ante=2), 40, idempotency_key="qs-1")
+    assert (ann.table_id, ann.created) == (fuller, False)
+    assert ann.table().you is not None
+    again = ann.client.quick_seat(GutsOptions(ante=2), 40, idempotency_key="qs-1")
+    assert (again.table_id, again.number, again.token) == (ann.table_id, ann.number, ann.token)
+    bo = sign_up(client, "bo").quick_seat(GutsOptions(ante=2), 40)
+    assert (bo.table_id, bo.created) == (emptier, False)
+    cy = sign_up(client, "cy").quick_seat(PaiuteOptions(ante=2), 40)
+    assert cy.created
+    assert cy.table().game == "paiute"
 
 
 def cards_of(seat: Seat) -> tuple[str, ...]:
@@ -855,7 +867,7 @@ def test_a_store_outage_is_retried_until_redis_is_back(
             assert len(keys) == 2
             assert keys[0] == keys[1]
             assert keys[0]
-            assert [t.id for t in sdk.lobby()] == [table.id]
+            assert [t.id for t in sdk.lobby(filters=LobbyFilters(mine=True))] == [table.id]
     finally:
         redis.stop()
 
@@ -989,3 +1001,19 @@ def test_the_sdk_imports_nothing_of_the_gateway() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert found.stdout.strip() == "[]"
+
+
+def test_the_sdk_seats_and_removes_a_computer_player(client: Client) -> None:
+    host = sign_up(client, "host")
+    table_id = host.create_table(PaiuteOptions()).id
+    seat, table = host.seat_bot(table_id, "strong", 100)
+    assert table.seats[seat].computer == "strong"
+    assert table.seats[seat].name == "Strong bot"
+    (summary,) = [t for t in client.lobby() if t.id == table_id]
+    assert summary.computer_players == 1
+    left = host.remove_bot(table_id, seat)
+    assert left.left
+    assert left.cashed_out == 100
+    with pytest.raises(Forbidden) as refused:
+        sign_up(client, "other").seat_bot(table_id, "strong", 100)
+    assert refused.value.code == "not_table_owner"

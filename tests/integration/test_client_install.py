@@ -41,7 +41,7 @@ SERVER_MODULES = (
     "grpc",
     "google.protobuf",
     "numpy",
-    "gateway",
+    "api",
     "evaluator",
     "cardroom",
 )

@@ -1,4 +1,4 @@
-"""`python -m gateway.runtime.clock` as deployed: it applies deadlines, beats its heartbeat file,
+"""`python -m api.runtime.clock` as deployed: it applies deadlines, beats its heartbeat file,
 fails its liveness probe when its loop stops turning, and stops on SIGTERM."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.app import create_app
+from api.app import create_app
 from tests.support.gateway import Gateway, gateway_settings
 from tests.support.play import wait_for
 
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def probe(path: Path, max_age: float) -> subprocess.CompletedProcess[str]:
     """The liveness probe of deploy/k8s/clock.yaml, run as kubelet would."""
     return subprocess.run(
-        [sys.executable, "-m", "gateway.runtime.heartbeat", str(path), str(max_age)],
+        [sys.executable, "-m", "api.runtime.heartbeat", str(path), str(max_age)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -42,7 +42,7 @@ def gateway_without_clock(redis_url: str, evaluator_address: str) -> Iterator[Ga
 
 
 def start_clock(redis_url: str, evaluator_address: str, heartbeat: Path) -> subprocess.Popen[str]:
-    """`python -m gateway.runtime.clock` as deployed, beating `heartbeat`; its logs on stdout."""
+    """`python -m api.runtime.clock` as deployed, beating `heartbeat`; its logs on stdout."""
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
@@ -52,7 +52,7 @@ def start_clock(redis_url: str, evaluator_address: str, heartbeat: Path) -> subp
         "LOG_LEVEL": "info",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "gateway.runtime.clock"],
+        [sys.executable, "-m", "api.runtime.clock"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -65,7 +65,7 @@ def start_clock(redis_url: str, evaluator_address: str, heartbeat: Path) -> subp
 def clock_process(
     redis_url: str, evaluator_address: str, tmp_path: Path
 ) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """`python -m gateway.runtime.clock` with a heartbeat file, stopped (and resumed) at the end."""
+    """`python -m api.runtime.clock` with a heartbeat file, stopped (and resumed) at the end."""
     heartbeat = tmp_path / "clock-alive"
     process = start_clock(redis_url, evaluator_address, heartbeat)
     try:

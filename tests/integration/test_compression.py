@@ -1,4 +1,4 @@
-"""Compression and caching headers through the in-process gateway (`gateway.http.compression`).
+"""Compression and caching headers through the in-process gateway (`api.http.compression`).
 
 The step applies to the moves' endpoint below Flask and to Flask's routes alike; event
 streams are never compressed; entity tags stay usable in any coding.

@@ -1,4 +1,4 @@
-"""CORS (`gateway.http.cors`): preflights, and the headers of every answer to an allowed page.
+"""CORS (`api.http.cors`): preflights, and the headers of every answer to an allowed page.
 
 The step runs before authentication, so a preflight needs no credential and a refusal
 (problem+json) is readable by an allowed page, for the moves below Flask and Flask's
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gateway.http.cors import ALLOW_HEADERS, EXPOSE_HEADERS
+from api.http.cors import ALLOW_HEADERS, EXPOSE_HEADERS
 from tests.support.gateway import Gateway, close_app, make_app
 
 APP = "https://app.example"

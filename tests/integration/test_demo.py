@@ -3,38 +3,20 @@
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from werkzeug.serving import make_server
 
 from cardroom_client import Client, Event, Table, deck_commitment, leaf_digest
 from cardroom_client.errors import from_problem
 from cardroom_client.models import Fairness, HandHistory, Opening
 from deploy import demo
-from gateway.app import create_app
 from tests.support.deployment import image_healthcheck, run_with
-from tests.support.gateway import gateway_settings
+from tests.support.gateway import served
 from tests.support.processes import free_port
 
 OPERATOR_KEY = "operator-key-of-the-demo-test-0123456789"
-
-
-def served(redis_url: str, evaluator_address: str, **overrides: Any) -> Iterator[str]:
-    """A gateway with its clock, served by werkzeug on a free loopback port."""
-    app = create_app(gateway_settings(redis_url, evaluator_address, **overrides))
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="demo-gateway", daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(10)
-    clock = app.extensions.get("cardroom.clock")
-    if clock is not None:
-        clock.stop()
-    app.extensions["cardroom.service"].evaluator.close()
 
 
 @pytest.fixture

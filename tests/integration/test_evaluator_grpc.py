@@ -355,7 +355,7 @@ def seat(number: int, cards: str) -> pb.SeatHand:
     return pb.SeatHand(seat=number, cards=cards)
 
 
-def test_showdown_winners_worst_and_descriptions(evaluator_stub: Stub) -> None:
+def test_showdown_ranks_each_seat_and_describes_it(evaluator_stub: Stub) -> None:
     reply = evaluator_stub.Showdown(
         pb.ShowdownRequest(
             game=pb.GUTS_3,
@@ -367,14 +367,16 @@ def test_showdown_winners_worst_and_descriptions(evaluator_stub: Stub) -> None:
             ],
         )
     )
-    assert list(reply.winners) == [3, 7]
-    assert list(reply.worst) == [5, 9]
     assert [hand.seat for hand in reply.hands] == [3, 5, 7, 9]
+    strengths = [hand.strength for hand in reply.hands]
+    # the two straight flushes tie at the top, the two 5-high hands at the bottom
+    assert strengths[0] == strengths[2] > strengths[1] == strengths[3]
+    assert [hand.category for hand in reply.hands] == [pb.STRAIGHT_FLUSH, pb.HIGH_CARD] * 2
     assert reply.hands[0].description == rank_guts3(parse_cards("Ah Kh Qh")).description
     assert not reply.HasField("ghost")
 
 
-def test_showdown_with_a_ghost(evaluator_stub: Stub) -> None:
+def test_showdown_ranks_the_ghost_beside_the_seats(evaluator_stub: Stub) -> None:
     reply = evaluator_stub.Showdown(
         pb.ShowdownRequest(
             game=pb.GUTS_2,
@@ -382,12 +384,13 @@ def test_showdown_with_a_ghost(evaluator_stub: Stub) -> None:
             ghost=pb.SeatHand(cards="Qh Qs"),
         )
     )
-    assert reply.ghost_wins
-    assert list(reply.winners) == []
-    assert list(reply.tied_with_ghost) == [2]
-    assert list(reply.beaten_by_ghost) == [1, 4]
-    assert list(reply.worst) == [4]
+    ace, queens, three = (hand.strength for hand in reply.hands)
+    assert ace < queens == reply.ghost.strength
+    assert three < ace
     assert reply.ghost.category == pb.PAIR
+    assert reply.ghost.description == reply.hands[1].description
+    # ranks alone: who wins and who pays is the gateway's rules' to decide
+    assert [field.name for field, _ in reply.ListFields()] == ["hands", "ghost"]
 
 
 def test_paiute_showdown_reports_leftovers(evaluator_stub: Stub) -> None:
@@ -398,14 +401,14 @@ def test_paiute_showdown_reports_leftovers(evaluator_stub: Stub) -> None:
         paiute_valuation=pb.BEST_OF_ANY,
     )
     reply = evaluator_stub.Showdown(request)
-    assert list(reply.winners) == [1]
+    assert reply.hands[0].strength > reply.hands[1].strength
     assert reply.hands[0].category == pb.FIVE_OF_A_KIND
     assert reply.hands[0].leftover == parse_cards("3c")[0]
     assert not reply.hands[1].HasField("leftover")
     # laid down as six, the nines are four + two, below the five-card royal flush
     request.ClearField("paiute_valuation")
     reply = evaluator_stub.Showdown(request)
-    assert list(reply.winners) == [2]
+    assert reply.hands[0].strength < reply.hands[1].strength
     assert reply.hands[0].category == pb.FOUR_TWO
     assert not reply.hands[0].HasField("leftover")
 

@@ -24,10 +24,12 @@ from typing import Any
 import pytest
 import redis
 
-from gateway.adapters.store import Commit, TableRecord, TableStore, connect
-from gateway.games import guts
-from gateway.service.visibility import public_event
+from api.adapters.store import Commit, TableRecord, TableStore, connect
+from api.games import guts
+from api.games.events import Event
+from api.service.visibility import public_event
 from tests.support.deployment import deployed_redis_persistence
+from tests.support.games import guts_deal_of
 from tests.support.ledger import assert_ledger_clean
 from tests.support.processes import (
     DurableRedis,
@@ -57,7 +59,7 @@ class Snapshot:
     """Everything Redis holds about a table."""
 
     table: dict[str, str]
-    events: list[dict[str, Any]]
+    events: list[Event]
     histories: list[str]
 
 
@@ -71,7 +73,7 @@ def snapshot(store: TableStore, table_id: str) -> Snapshot:
     )
 
 
-def audit(store: TableStore, table_id: str, bought: int) -> list[dict[str, Any]]:
+def audit(store: TableStore, table_id: str, bought: int) -> list[Event]:
     """Assert the table is whole (state, log, histories and chips agree); its event log."""
     record = store.load(table_id)
     assert record is not None
@@ -93,7 +95,7 @@ def audit(store: TableStore, table_id: str, bought: int) -> list[dict[str, Any]]
             for e in events
             if e["hand_number"] == deal["number"] and e["type"] in ("declared", "timeout")
         }
-        assert set(deal["declarations"]) == logged
+        assert set(guts_deal_of(state)["declarations"]) == logged  # declaring is Guts' alone
     return events
 
 
@@ -496,10 +498,11 @@ def test_redis_stopped_and_started_again_on_the_same_port(
 def test_the_audit_catches_a_table_torn_in_half(redis_url: str) -> None:
     """The audit above would see a change written only in part."""
     store = store_for(redis_url)
-    state = guts.new_table({}, "torn", 0.0)
+    state = guts.new_table({}, "torn", 0.0)  # as the store keeps it
     state["name"] = "torn"
     state["version"] = 1
-    created = [
+    # Any: an event the store keeps as it is given, its data left out
+    created: list[Any] = [
         {
             "id": 1,
             "type": "table_created",

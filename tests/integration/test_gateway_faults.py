@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from api.app import create_app
 from evaluator.server import EvaluatorServer, create_server
-from gateway.app import create_app
 from tests.support.gateway import Gateway, gateway_settings
 from tests.support.processes import RedisProcess, free_port
 

@@ -29,6 +29,8 @@ def test_openapi_and_docs(gateway: Gateway) -> None:
     assert "swagger-ui" in docs.get_data(as_text=True)
     initializer = gateway.call("GET", "/docs/initializer.js").get_data(as_text=True)
     assert "/openapi.json" in initializer
+    slash = gateway.call("GET", "/docs/")
+    assert (slash.status_code, slash.headers["Location"]) == (308, "/docs")
 
 
 def test_evaluate_hands_and_odds(gateway: Gateway) -> None:
@@ -57,7 +59,7 @@ def test_evaluate_hands_and_odds(gateway: Gateway) -> None:
     assert (odds["wins"], odds["ties"], odds["losses"], odds["exact"]) == (18_314, 26, 84, True)
     bad = gateway.call("POST", "/v1/evaluate", json={"game": "guts3", "hands": ["Ah Ah Kd"]})
     assert bad.status_code == 422
-    assert "duplicate" in bad.get_json()["detail"]
+    assert bad.get_json()["detail"] == "The card Ah is in the hand twice."
     assert bad.get_json()["field"] == "hands[0]"
     guts_wild = gateway.call(
         "POST", "/v1/evaluate", json={"game": "guts3", "hands": ["Ah Kd Qc"], "wild_rank": 7}

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from gateway.adapters.store import COMMAND_CONNECTIONS
+from api.adapters.store import COMMAND_CONNECTIONS
 from tests.support.play import wait_for
 from tests.support.processes import GunicornGateway, process_holding
 
@@ -82,7 +82,7 @@ def test_two_workers_play_a_deal_and_stop_cleanly(
 
         assert wait_for(gc_pauses, seconds=60) is not None
         # a gevent worker sends its moves' Redis commands through the batcher, which
-        # counts every batch (gateway.adapters.batching); the page shows the worker that answers it
+        # counts every batch (api.adapters.batching); the page shows the worker that answers it
         batched = 0.0
         for _ in range(20):
             with urllib.request.urlopen(base + "/metrics", timeout=30) as response:
@@ -95,6 +95,8 @@ def test_two_workers_play_a_deal_and_stop_cleanly(
     # the master names the address, though with SO_REUSEPORT it holds no socket itself
     logs = (tmp_path / "gunicorn.log").read_text()
     assert f"Listening at: {base} (one SO_REUSEPORT socket per worker, 2 workers)" in logs
+    # each gevent worker patched the standard library before anything took ssl's classes
+    assert "MonkeyPatchWarning" not in logs
 
 
 def test_watchers_beyond_the_command_pool_neither_fail_nor_starve_moves(

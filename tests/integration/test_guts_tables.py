@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from werkzeug.datastructures import Headers
 
+from api.adapters.store import hand_key
+from api.app import create_app
 from cardroom_client import FairnessError, HandHistory, verify_fairness
-from gateway.adapters.store import hand_key
-from gateway.app import create_app
 from tests.support.gateway import Gateway, gateway_settings
 from tests.support.play import opened_cards, play_guts_game, wait_for
 from tests.support.problems import assert_problem
@@ -102,33 +102,43 @@ def test_unknown_table_and_route(gateway: Gateway) -> None:
 
 
 def test_lobby_pages(gateway: Gateway) -> None:
-    ids = [gateway.create(name=f"t{i}") for i in range(5)]
-    gateway.sit(ids[-1], "solo")
+    ids = [gateway.create(name=f"t{i}") for i in range(6)]
+    for number, table_id in enumerate(ids[1:]):
+        for seat in range(number % 3 + 1):
+            gateway.sit(table_id, f"p{seat}")
     first = gateway.call("GET", "/v1/tables?limit=2").get_json()
-    assert [t["id"] for t in first["tables"]] == ids[::-1][:2]
-    assert first["tables"][0]["seats_taken"] == 1
-    assert first["tables"][0]["seats_free"] == 9
-    second = gateway.call("GET", f"/v1/tables?limit=2&cursor={first['next_cursor']}").get_json()
-    third = gateway.call("GET", f"/v1/tables?limit=2&cursor={second['next_cursor']}").get_json()
-    seen = [t["id"] for page in (first, second, third) for t in page["tables"]]
-    assert seen == ids[::-1]
-    assert third["next_cursor"] is None
+    assert first["tables"][0]["seats_taken"] == 3
+    assert first["tables"][0]["seats_free"] == 7
+    second = gateway.call("GET", f"/v1/tables?limit=2&cursor={first['next']}").get_json()
+    third = gateway.call("GET", f"/v1/tables?limit=2&cursor={second['next']}").get_json()
+    pages = (first, second, third)
+    seen = [t["id"] for page in pages for t in page["tables"]]
+    # the table nobody sits at is not listed; the fullest come first
+    assert sorted(seen) == sorted(ids[1:])
+    assert [t["seats_taken"] for page in pages for t in page["tables"]] == [3, 2, 2, 1, 1]
+    assert third["next"] is None
+    assert [page["next_cursor"] for page in pages] == [page["next"] for page in pages]
     assert_problem(gateway.call("GET", "/v1/tables?limit=0"), 400, "invalid_parameter")
 
 
-def test_lobby_pages_skip_no_table_created_at_the_same_instant(gateway: Gateway) -> None:
+def test_lobby_pages_of_the_former_order_skip_no_table_created_at_the_same_instant(
+    gateway: Gateway,
+) -> None:
     ids = [gateway.create(name=f"t{i}") for i in range(7)]
+    for table_id in ids:
+        gateway.sit(table_id, "solo")
     store = gateway.app.extensions["cardroom.service"].store
     # several gateway processes can create tables within one clock tick
     store.client.zadd("tables", dict.fromkeys(ids, 1_700_000_000.0))
     seen: list[str] = []
-    cursor = ""
+    # a cursor the lobby gave out in its former order, newest first, pages on in it
+    cursor = f"&cursor={1_700_000_001.0!r}:"
     while True:
         page = gateway.call("GET", f"/v1/tables?limit=2{cursor}").get_json()
         seen += [t["id"] for t in page["tables"]]
-        if page["next_cursor"] is None:
+        if page["next"] is None:
             break
-        cursor = f"&cursor={page['next_cursor']}"
+        cursor = f"&cursor={page['next']}"
     assert sorted(seen) == sorted(ids)
     assert len(seen) == len(ids)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from gateway.i18n.bodies import localise
+from api.i18n.bodies import localise
 from tests.support.gateway import Gateway
 from tests.support.tables_api import Player
 

@@ -41,7 +41,9 @@ from typing import Any
 
 import pytest
 
-from gateway.adapters.store import TableStore, connect
+from api.adapters.store import TableStore, connect
+from api.games.table import deal_of
+from tests.support.games import wild_card_of
 from tests.support.identity import IdentityProvider, new_subject
 from tests.support.processes import (
     EvaluatorProcess,
@@ -237,9 +239,9 @@ def deal_secrets(store: TableStore, table_ids: list[str]) -> Secrets:
                 deck, salt = history["sealed"]["deck"], history["sealed"]["salt"]
                 wild = history.get("wild_card")
             else:
-                deal = record.state["deal"]
+                deal = deal_of(record.state)
                 assert deal["number"] == number
-                deck, salt, wild = deal["deck"], deal["salt"], deal.get("wild_card")
+                deck, salt, wild = deal["deck"], deal["salt"], wild_card_of(deal)
             face_up = set()
             if wild is not None:  # Paiute: the wild card and the first discard are dealt face up
                 face_up = {deck[deck.index(wild)], deck[deck.index(wild) + 1]}
@@ -631,7 +633,7 @@ def play_paiute(table: Table, turns: int) -> int:
         # a card another seat holds, named by this seat: refused, and nothing told about it
         theirs = table.tap.store.load(table.table_id)
         assert theirs is not None
-        held = theirs.state["deal"]["hands"].get(str(other.seat)) or []
+        held = deal_of(theirs.state)["hands"].get(str(other.seat)) or []
         if held:
             refused = table.act(seat, action="discard", card=rng.choice(held))
             assert refused.status_code == 422, refused.text()

@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from tests.support.gateway import Gateway, close_app, make_app
-from tests.support.ledger import assert_ledger_clean
+from tests.support.ledger import assert_ledger_clean, audited_gateway
 from tests.support.play import wait_for
 from tests.support.problems import assert_problem
 from tests.support.tables_api import Account
@@ -42,14 +42,8 @@ def ledger_url(redis_url: str) -> str:
 @pytest.fixture
 def gateway(ledger_url: str, evaluator_address: str) -> Iterator[Gateway]:
     """A gateway in open mode with an operator key; the audit is clean after the test."""
-    app = make_app(ledger_url, evaluator_address, operator_keys=(OPERATOR_KEY,))
-    yield Gateway(app, app.test_client())
-    wallets = app.extensions["cardroom.service"].wallets
-    wallets.clock = lambda: time.time() + 3600  # whatever is in flight is due
-    wallets.sweep()
-    report = wallets.audit()
-    close_app(app)
-    assert report.clean, report.discrepancies
+    with audited_gateway(ledger_url, evaluator_address, operator_keys=(OPERATOR_KEY,)) as gateway:
+        yield gateway
 
 
 OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
@@ -192,8 +186,14 @@ def test_a_crash_between_the_seat_and_the_post_is_finished_by_the_sweeper(
         wallets.post = posted
     assert (me(gateway, ann)["balance"], me(gateway, ann)["pending"]) == (GRANT - 200, 200)
     assert wallets.audit().clean  # in flight, within its time
+    clock = wallets.clock
     wallets.clock = lambda: time.time() + 3600
-    assert wallets.sweep()["posted"] == 1
+    try:
+        # the sweeper an hour later; the wallet read after it at the time it is (an hour
+        # later might be the next day, with a day's grant of its own)
+        assert wallets.sweep()["posted"] == 1
+    finally:
+        wallets.clock = clock
     assert (me(gateway, ann)["balance"], me(gateway, ann)["pending"]) == (GRANT - 200, 0)
     assert [e["kind"] for e in ledger(gateway, ann)["entries"]] == ["buy_in", "grant"]
 
@@ -323,7 +323,7 @@ def test_the_export_walks_every_wallet_and_the_audit_command_agrees(
     assert audit["clean"], audit
     assert audit["totals"]["house"] == -3 * GRANT
     run = subprocess.run(
-        [sys.executable, "-m", "gateway.runtime.audit"],
+        [sys.executable, "-m", "api.runtime.audit"],
         env={"REDIS_URL": ledger_url, "EVALUATOR_ADDR": evaluator_address, "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,

@@ -34,9 +34,9 @@ from typing import Any
 import pytest
 import redis
 
-from gateway.adapters.store import TableStore, connect
-from gateway.adapters.wallets import WalletStore
-from gateway.service.wallets import WalletService
+from api.adapters.store import TableStore, connect
+from api.adapters.wallets import WalletStore
+from api.service.wallets import WalletService
 from tests.support.processes import GunicornGateway, HttpGateway, RedisProcess, poll
 from tests.support.tables_api import Account
 
@@ -243,7 +243,8 @@ def test_killed_workers_neither_make_nor_lose_a_chip(
             assert record is not None
             state = record.state
             for account in accounts:
-                local = (state.get("accounts") or {}).get(account.id, {}).get("players", [])
+                sat_under = (state.get("accounts") or {}).get(account.id)
+                local = [] if sat_under is None else sat_under["players"]
                 for key, seat in state["seats"].items():
                     if seat["player_id"] in local:
                         left = http.call("DELETE", f"/v1/tables/{table_id}/seats/{key}", account)
@@ -287,15 +288,17 @@ def check_paid_once(
         seated: Counter[tuple[str, int, int]] = Counter()  # (player, seat, buy-in)
         cash_outs: list[tuple[int, str, int]] = []
         for item in store.events_after(table_id, 0, None):
-            data = item["data"]
             if item["type"] == "seated":
-                holder[data["seat"]] = ids[data["name"]]
-                seated[ids[data["name"]], data["seat"], data["stack"]] += 1
-                logged["buy_in", ids[data["name"]], data["stack"]] += 1
+                sat = item["data"]
+                holder[sat["seat"]] = ids[sat["name"]]
+                seated[ids[sat["name"]], sat["seat"], sat["stack"]] += 1
+                logged["buy_in", ids[sat["name"]], sat["stack"]] += 1
             elif item["type"] == "rebought":
-                logged["rebuy", holder[data["seat"]], data["amount"]] += 1
+                rebought = item["data"]
+                logged["rebuy", holder[rebought["seat"]], rebought["amount"]] += 1
             elif item["type"] == "cashed_out":
-                cash_outs.append((item["id"], holder.pop(data["seat"]), data["amount"]))
+                cashed = item["data"]
+                cash_outs.append((item["id"], holder.pop(cashed["seat"]), cashed["amount"]))
         ledger = wallets.store.table_ledger(table_id)
         paid: Counter[tuple[str, str, int]] = Counter()
         for transfer_id, transfer in ledger.items():

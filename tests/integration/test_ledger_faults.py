@@ -24,8 +24,8 @@ import redis
 import redis.cluster
 from flask import Flask
 
-from gateway.service import ledger
-from gateway.service.wallets import Reservation, WalletService
+from api.service import ledger
+from api.service.wallets import Reservation, WalletService
 from tests.support.deployment import deployed_redis_persistence
 from tests.support.gateway import Gateway, close_app, make_app
 from tests.support.problems import assert_problem

@@ -12,7 +12,7 @@ between two steps of a transfer (the post skipped, the relay skipped, a reservat
 made and never seated), and sweeps with the sweeper's clock moved past every timeout.
 
 Two fake clocks, moved only by the test: the tables' (deadlines, idleness; moves are
-applied with `TableService.run_deadline`) and the wallets' (reservations, relays, the
+applied with `Deadlines.run_deadline`) and the wallets' (reservations, relays, the
 sweeper, the top-up's day). The wallets' clock runs a day ahead of Redis's, so that
 every commit lands before its reservation's time whatever the machine's load, and it
 moves only by jumps past every timeout: after one, every step in flight is due. The
@@ -63,13 +63,16 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from gateway.adapters.evaluator import EvaluatorClient
-from gateway.adapters.store import TableStore, connect
-from gateway.app import create_app
-from gateway.errors import ApiError
-from gateway.games.common import FULL_DECK, Deck
-from gateway.service.tables import TableService
-from gateway.service.wallets import WalletService
+from api.adapters.evaluator import EvaluatorClient
+from api.adapters.store import connect
+from api.app import create_app
+from api.bootstrap import bootstrap
+from api.errors import ApiError
+from api.games.common import FULL_DECK, Deck
+from api.games.state import TableState
+from api.games.table import deal_of
+from api.service.wallets import WalletService
+from tests.support.games import declarations_of, paiute_deal_of
 from tests.support.gateway import (
     EVALUATOR_TIMEOUT,
     SIGN_UP_ADDRESS,
@@ -260,25 +263,24 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
     table_clock = FakeClock(wallet_clock.now)
     decks = DeckSource()
     client = connect(ledger_url, False)
-    store = TableStore(client)
-    service = TableService(
-        store, evaluator, clock=table_clock, deck_source=decks, idle_seconds=IDLE_SECONDS
+    configured = gateway_settings(
+        ledger_url,
+        evaluator_address,
+        clock=False,
+        rate_limit_per_address=0,
+        rate_limit_per_token=0,
+        operator_keys=(OPERATOR_KEY,),
+        play_money_grant=GRANT,
+        play_money_daily=DAILY,
+        table_idle_seconds=IDLE_SECONDS,
     )
-    app = create_app(
-        gateway_settings(
-            ledger_url,
-            evaluator_address,
-            clock=False,
-            rate_limit_per_address=0,
-            rate_limit_per_token=0,
-            operator_keys=(OPERATOR_KEY,),
-            play_money_grant=GRANT,
-            play_money_daily=DAILY,
-        ),
-        service=service,
+    services = bootstrap(
+        configured, client=client, evaluator=evaluator, clock=table_clock, deck_source=decks
     )
+    store, deadlines = services.store, services.deadlines
+    app = create_app(configured, services=services)
     app.testing = True
-    wallets: WalletService = service.wallets
+    wallets: WalletService = services.wallets
     assert (wallets.policy.grant, wallets.policy.daily) == (GRANT, DAILY)
     wallets.clock = wallet_clock
     http = app.test_client()
@@ -366,7 +368,7 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
                 return data.draw(st.sampled_from(free), label="wallet")
             return self.pick_wallet(data)
 
-        def state(self, table: Table) -> dict[str, Any] | None:
+        def state(self, table: Table) -> TableState | None:
             record = store.load(table.table_id)
             return None if record is None else record.state
 
@@ -643,16 +645,16 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
 
         # ------------------------------------------------------------ play
 
-        def pending(self, state: dict[str, Any]) -> list[int]:
+        def pending(self, state: TableState) -> list[int]:
             """The seats whose move is due, before the deadline."""
             if state["phase"] not in ("declaring", "playing", "last_turns"):
                 return []
             if state["deadline"] is None or table_clock.now >= state["deadline"]:
                 return []
-            deal = state["deal"]
+            deal = deal_of(state)
             if deal["turn"] is not None:
                 return [deal["turn"]]
-            declared = deal.get("declarations", {})
+            declared = declarations_of(deal)
             return [s for s in deal.get("players", []) if str(s) not in declared]
 
         def act(self, table: Table, seat: Seat, body: dict[str, Any]) -> tuple[int, Any]:
@@ -664,27 +666,29 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
             )
             return status, reply
 
-        def deadline(self, table: Table, state: dict[str, Any], rng: random.Random) -> bool:
+        def deadline(self, table: Table, state: TableState, rng: random.Random) -> bool:
             """Time reaches the table's deadline, which runs; False if there is none."""
             if state["deadline"] is None:
                 return False
             table_clock.now = max(table_clock.now, float(state["deadline"]))
             decks.seed = rng.getrandbits(32)
-            service.run_deadline(table.table_id)
+            deadlines.run_deadline(table.table_id)
             return True
 
         def paiute_turn(
-            self, table: Table, state: dict[str, Any], seat: Seat, rng: random.Random
+            self, table: Table, state: TableState, seat: Seat, rng: random.Random
         ) -> None:
             """One legal Paiute turn: draw, then call if the evaluator finds a combination."""
-            deal = state["deal"]
+            deal = paiute_deal_of(state)
             if deal["drawn"] is None:
                 source = "discard" if deal["discard_pile"] and rng.random() < 0.25 else "stock"
                 status, reply = self.act(table, seat, {"action": "draw", "source": source})
                 assert status == 200, reply
-                state = self.state(table) or {}
-                deal = state.get("deal")
-                if not deal or deal.get("turn") != seat.seat or deal.get("drawn") is None:
+                after = self.state(table)
+                if after is None or after["deal"] is None:
+                    return  # the draw voided the deal
+                deal = paiute_deal_of(after)
+                if deal["turn"] != seat.seat or deal["drawn"] is None:
                     return  # the draw voided the deal
             hand = deal["hands"][str(seat.seat)]
             taken = deal["drawn"]
@@ -743,7 +747,7 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
                             body = {"action": "declare", "choice": choice}
                             status, reply = self.act(table, table.seats[number], body)
                             assert status == 200, reply
-                            if state["deal"]["turn"] is not None:
+                            if deal_of(state)["turn"] is not None:
                                 break
                     else:
                         self.paiute_turn(table, state, table.seats[due[0]], rng)
@@ -790,11 +794,11 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
                 state = self.state(table)
                 if state is None or state.get("closed_at") is not None:
                     break
-                deadline = service.next_deadline(state, table_clock.now)
+                deadline = deadlines.next_deadline(state, table_clock.now)
                 assert deadline is not None
                 table_clock.now = max(table_clock.now, deadline)
                 decks.seed = rng.getrandbits(32)
-                service.run_deadline(table.table_id)
+                deadlines.run_deadline(table.table_id)
             state = self.state(table)
             assert state is not None
             assert state.get("closed_at") is not None
@@ -910,17 +914,19 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
                 leaving: list[tuple[Wallet | None, int]] = []
                 for item in store.events_after(table.table_id, table.cursor, None):
                     table.cursor = item["id"]
-                    kind, data = item["type"], item["data"]
-                    if kind == "cashed_out":
+                    kind = item["type"]
+                    if item["type"] == "cashed_out":
+                        data = item["data"]
                         seat = table.seats.pop(data["seat"])
                         table.cashed += data["amount"]
                         if data["amount"] > 0:
                             leaving.append((seat.wallet, data["amount"]))
                         else:
                             seen["cashed out broke"] += 1
-                    elif kind == "reserve_to_house":
-                        table.to_house += data["amount"]
-                        leaving.append((None, data["amount"]))
+                    elif item["type"] == "reserve_to_house":
+                        amount = item["data"]["amount"]
+                        table.to_house += amount
+                        leaving.append((None, amount))
                         seen["reserve to the house"] += 1
                     elif kind in ("deal_ended", "reserve_opened", "rebought"):
                         seen[kind] += 1
@@ -1000,8 +1006,8 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
 def test_a_reservation_is_resolved_in_time_though_its_player_reserves_again(
     ledger_url: str,
 ) -> None:
-    from gateway.adapters.wallets import WalletStore
-    from gateway.service.wallets import WalletPolicy
+    from api.adapters.wallets import WalletStore
+    from api.service.wallets import WalletPolicy
 
     client = redis.Redis.from_url(ledger_url, decode_responses=True)
     clock = FakeClock(float(int(time.time())) + 86_400.0)

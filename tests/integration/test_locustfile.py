@@ -35,7 +35,7 @@ def test_locust_players_meet_no_unexpected_answer(
                 "-m",
                 "locust",
                 "-f",
-                "bench/locustfile.py",
+                "bench/gateway/locustfile.py",
                 "--headless",
                 "--host",
                 base,

@@ -1,4 +1,4 @@
-"""The moves' endpoint (`gateway.http.moves`): answered below Flask, as Flask would answer.
+"""The moves' endpoint (`api.http.moves`): answered below Flask, as Flask would answer.
 
 The table tests play every move through it; these check the seams: which requests it
 takes and which go on to Flask, failures, metrics and bodies sent in chunks.
@@ -17,9 +17,9 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-from gateway.http.moves import ROUTE, move_path
-from gateway.http.steps import MAX_BODY_BYTES
-from gateway.telemetry import REGISTRY
+from api.http.moves import ROUTE, move_path
+from api.http.steps import MAX_BODY_BYTES
+from api.telemetry import REGISTRY
 from tests.support.gateway import Gateway
 from tests.support.play import seated
 from tests.support.problems import PROBLEM, assert_problem
@@ -118,7 +118,7 @@ def test_an_unexpected_failure_is_a_logged_500_problem(
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(service, "act", broken)
-    with caplog.at_level(logging.ERROR, logger="gateway.errors"):
+    with caplog.at_level(logging.ERROR, logger="api.errors"):
         response = gateway.act(table_id, ann, action="start")
     assert_problem(response, 500, "internal_error")
     assert "a bug" not in response.get_data(as_text=True)

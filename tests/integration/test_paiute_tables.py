@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from api.app import create_app
+from api.bootstrap import bootstrap
+from api.games.common import FULL_DECK, Deck
+from api.service.decks import shuffled_deck
 from cardroom_client import FairnessError, HandHistory, verify_fairness
-from gateway.app import build_service, create_app
-from gateway.games.common import FULL_DECK, Deck
-from gateway.service.decks import shuffled_deck
 from tests.support.gateway import Gateway, gateway_settings
 from tests.support.play import (
     chips,
@@ -49,10 +50,8 @@ class DeckQueue:
 @pytest.fixture
 def rigged(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, DeckQueue]]:
     settings = gateway_settings(redis_url, evaluator_address)
-    service = build_service(settings)
     decks = DeckQueue()
-    service.deck_source = decks
-    app = create_app(settings, service)
+    app = create_app(settings, bootstrap(settings, deck_source=decks))
     yield Gateway(app, app.test_client()), decks
     app.extensions["cardroom.clock"].stop()
 
@@ -321,7 +320,7 @@ def test_a_missed_turn_is_played_by_the_server(gateway: Gateway) -> None:
 def test_random_games_keep_cards_private_and_chips_whole(gateway: Gateway) -> None:
     rng = random.Random(11)
     # the outcomes below depend on the cards: deal them from a seed, not the OS
-    gateway.app.extensions["cardroom.service"].deck_source = seeded_decks(12)
+    gateway.app.extensions["cardroom.service"].changes.deck_source = seeded_decks(12)
     table_id, players = paiute_table(gateway, players=3, deal_pause_seconds=0, max_reshuffles=0)
     transcript = Transcript(gateway, table_id)
     act(gateway, table_id, players[0], action="start")

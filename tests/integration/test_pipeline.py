@@ -1,4 +1,4 @@
-"""The request pipeline (`gateway.http.pipeline`): one path for moves and every other route.
+"""The request pipeline (`api.http.pipeline`): one path for moves and every other route.
 
 A step added to the pipeline sees every request before its endpoint and every answer
 after it, whichever endpoint answers: the moves' endpoint below Flask, a Flask view, a
@@ -7,7 +7,7 @@ refusal from a step or a route that does not exist.
 
 from __future__ import annotations
 
-from gateway.http.pipeline import Exchange, Headers, Pipeline
+from api.http.pipeline import Exchange, Headers, Pipeline
 from tests.support.gateway import Gateway
 
 
@@ -67,7 +67,7 @@ def test_a_step_added_to_the_pipeline_applies_to_moves_and_every_other_route(
 def test_a_refusing_step_refuses_moves_and_other_routes_alike(gateway: Gateway) -> None:
     class Closed:
         def before(self, exchange: Exchange) -> None:
-            from gateway.errors import problem
+            from api.errors import problem
 
             raise problem("rate_limited", "Closed for the test.")
 

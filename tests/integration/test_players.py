@@ -132,7 +132,7 @@ def all_cards(history: dict[str, Any]) -> set[str]:
 def test_a_broke_player_and_one_who_left_read_their_own_cards_of_the_last_deal(
     gateway: Gateway,
 ) -> None:
-    gateway.app.extensions["cardroom.service"].deck_source = seeded_decks(21)
+    gateway.app.extensions["cardroom.service"].changes.deck_source = seeded_decks(21)
     # ante 10, buy-in 20: the loser of a showdown owes 30 and has 10 left
     table_id = gateway.create(ante=10, min_buy_in=20, deal_pause_seconds=0.2, turn_seconds=60)
     ann, bo = gateway.sit(table_id, "ann", 20), gateway.sit(table_id, "bo", 20)
@@ -303,7 +303,7 @@ class HeldStream:
 @pytest.fixture
 def two_streams(redis_url: str, evaluator_address: str) -> Iterator[Gateway]:
     """A gateway letting a player hold two event streams at once."""
-    app = make_app(redis_url, evaluator_address, quota_streams=2)
+    app = make_app(redis_url, evaluator_address, waiting_per_credential=2)
     yield Gateway(app, app.test_client())
     close_app(app)
 
@@ -317,7 +317,7 @@ def test_a_player_holds_up_to_quota_streams(two_streams: Gateway) -> None:
     assert [r.status_code for r in held] == [200, 200]
     refused = HeldStream(gateway, path, ann)
     body = assert_problem(refused.response, 429, "quota_exceeded")
-    assert (body["quota"], body["limit"]) == ("streams", 2)
+    assert (body["quota"], body["limit"]) == ("waiting", 2)
     # a ticket opens a stream of the same player: counted too
     ticket = gateway.call("POST", f"/v1/tables/{table_id}/stream-tickets", ann).get_json()
     ticketed = HeldStream(gateway, f"{path}?ticket={ticket['ticket']}")
@@ -335,7 +335,7 @@ def test_a_player_holds_up_to_quota_streams(two_streams: Gateway) -> None:
 def test_one_address_holds_up_to_its_streams_players_and_spectators_alike(
     redis_url: str, evaluator_address: str
 ) -> None:
-    app = make_app(redis_url, evaluator_address, streams_per_address=3)
+    app = make_app(redis_url, evaluator_address, waiting_per_address=3)
     gateway = Gateway(app, app.test_client())
     held: list[HeldStream] = []
     try:
@@ -349,7 +349,7 @@ def test_one_address_holds_up_to_its_streams_players_and_spectators_alike(
             refused = HeldStream(gateway, path, who)
             held.append(refused)
             body = assert_problem(refused.response, 429, "quota_exceeded")
-            assert (body["quota"], body["limit"]) == ("streams_per_address", 3)
+            assert (body["quota"], body["limit"]) == ("waiting_per_address", 3)
             assert refused.response.headers["Retry-After"]
         held[2].close()  # a stream that ends gives its place back
         again = HeldStream(gateway, path)
@@ -357,6 +357,54 @@ def test_one_address_holds_up_to_its_streams_players_and_spectators_alike(
         assert again.status_code == 200
         # play goes on meanwhile
         assert gateway.sit(table_id, "cy").seat
+    finally:
+        for stream in held:
+            stream.close()
+        close_app(app)
+
+
+def test_long_polls_and_streams_count_together(redis_url: str, evaluator_address: str) -> None:
+    app = make_app(redis_url, evaluator_address, waiting_per_address=3, long_poll_max=30.0)
+    gateway = Gateway(app, app.test_client())
+    held: list[HeldStream] = []
+    try:
+        table_id = gateway.create()
+        ann = gateway.sign_up("ann")
+        path = f"/v1/tables/{table_id}/events/stream"
+        held += [HeldStream(gateway, path), HeldStream(gateway, path, ann)]
+        after = gateway.events(table_id)["next"]
+        poll = f"/v1/tables/{table_id}/events?after={after}&wait=30"
+        answers: list[Any] = []
+
+        def start_waiting() -> threading.Thread:
+            thread = threading.Thread(target=lambda: answers.append(gateway.client.get(poll)))
+            thread.start()
+            return thread
+
+        waiting = start_waiting()
+        # the third place is the long poll's once it waits: a fourth request of either
+        # kind is refused at once
+        probe = f"/v1/tables/{table_id}/events?after={after}&wait=0.1"
+
+        def long_poll_holds_the_third_place() -> bool:
+            nonlocal waiting
+            if not waiting.is_alive():
+                # a probe held the third place when the long poll asked: it was refused
+                assert answers.pop().status_code == 429
+                waiting = start_waiting()
+                return False
+            return bool(gateway.client.get(probe).status_code == 429 and waiting.is_alive())
+
+        wait_for(long_poll_holds_the_third_place, 30)
+        body = assert_problem(HeldStream(gateway, path).response, 429, "quota_exceeded")
+        assert (body["quota"], body["limit"]) == ("waiting_per_address", 3)
+        gateway.sit(table_id, "cy")  # an event: the long poll answers, its place is free
+        waiting.join(60)
+        assert answers[0].status_code == 200
+        assert answers[0].get_json()["events"]
+        assert (
+            gateway.client.get(f"/v1/tables/{table_id}/events?after=0&wait=0.1").status_code == 200
+        )
     finally:
         for stream in held:
             stream.close()
@@ -394,6 +442,24 @@ def test_players_per_address_in_open_mode(redis_url: str, evaluator_address: str
         assert_problem(refused, 429, "rate_limited")
         assert refused.headers["Retry-After"]
         assert sign_up("192.0.2.8").status_code == 201  # the limit is each address's
+    finally:
+        close_app(app)
+
+
+def test_a_sign_up_refused_for_its_body_uses_none_of_the_allowance(
+    redis_url: str, evaluator_address: str
+) -> None:
+    app = make_app(redis_url, evaluator_address, players_per_address=3)
+    client = app.test_client()
+    address = {"REMOTE_ADDR": "192.0.2.9"}
+    try:
+        for body in ({"name": ""}, {"name": "\u3164"}, {"nom": "pat"}, {"name": 7}) * 5:
+            refused = client.post("/v1/players", json=body, environ_overrides=address)
+            assert_problem(refused, 422)
+        assert [
+            client.post("/v1/players", json={"name": "pat"}, environ_overrides=address).status_code
+            for _ in range(4)
+        ] == [201, 201, 201, 429]
     finally:
         close_app(app)
 

@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
-from gateway.adapters.store import TableStore, connect
-from gateway.games.replay import replay, summary
+from api.adapters.store import TableStore, connect
+from api.games.replay import replay, summary
+from tests.support.games import stored_events, stored_state
 from tests.support.processes import GunicornGateway, HttpGateway, RedisProcess, Reply, Seat, poll
 
 COPIES = 50
@@ -150,7 +151,9 @@ def test_fifty_copies_of_one_move_take_effect_once(
     store = TableStore(connect(redis_url, False))
     record = store.load(table_id)
     assert record is not None
-    assert replay(store.events_after(table_id, 0, None)) == summary(record.state)
+    assert replay(stored_events(store.events_after(table_id, 0, None))) == summary(
+        stored_state(record.state)
+    )
 
 
 def test_two_gateway_processes_play_one_game_without_losing_a_move(
@@ -252,7 +255,7 @@ def test_two_gateway_processes_play_one_game_without_losing_a_move(
     versions = [version for _, _, _, version in acknowledged]
     assert len(set(versions)) == len(versions)
     assert max(versions) <= record.version
-    assert replay(log) == summary(record.state)
+    assert replay(stored_events(log)) == summary(stored_state(record.state))
     left = {e["data"]["seat"] for e in log if e["type"] == "left"}
     assert gone <= left
     view = http.table(table_id)

@@ -8,19 +8,19 @@ from typing import Any, cast
 
 import pytest
 
-from gateway.adapters.evaluator import EvaluatorClient
-from gateway.adapters.store import (
+from api.adapters.evaluator import EvaluatorClient
+from api.adapters.store import (
     DEADLINES_KEY,
     LOBBY_KEY,
-    TableStore,
     events_key,
     table_key,
     tokens_key,
 )
-from gateway.app import create_app
-from gateway.runtime.clock import Clock
-from gateway.service.tables import TableService
-from gateway.settings import Settings
+from api.app import create_app
+from api.bootstrap import bootstrap
+from api.runtime.clock import Clock
+from api.service.tables import TableService
+from api.settings import Settings
 from tests.support.gateway import EVALUATOR_TIMEOUT, Gateway, gateway_settings
 from tests.support.play import wait_for
 from tests.support.redis_wire import Wire, counting_client
@@ -109,9 +109,11 @@ def test_only_the_last_deals_are_kept_and_older_ones_answer_410(keeping_two: Gat
     hand_keys = list(client.scan_iter(match=f"table:{{{table_id}}}:hand:*"))
     assert sorted(hand_keys) == [f"table:{{{table_id}}}:hand:{n}" for n in (4, 5)]
     first = int(cast(str, client.hget(table_key(table_id), "first_event")))
+    # deal 4's history is packed with its events: the stream starts after them
+    packed = int(cast(str, client.hget(table_key(table_id), "packed")))
     entries = cast(list[tuple[str, dict[str, str]]], client.xrange(events_key(table_id), count=1))
-    oldest = entries[0][0]
-    assert oldest == f"{first}-0"
+    assert entries[0][0] == f"{packed + 1}-0"
+    assert service.store.events_log(table_id)[0]["id"] == first
     assert first == kept_first_event(gateway, table_id, 4)
 
     # a cursor before the kept events: 410 with where to resume, for polls and streams
@@ -220,7 +222,8 @@ def test_an_idle_table_in_a_game_is_closed_once_its_deal_is_over(
 def test_the_clock_repairs_schedules_a_page_per_tick(
     redis_url: str, evaluator_address: str
 ) -> None:
-    """Lost or wrong schedule entries are repaired page by page, reading little per table."""
+    """Lost or wrong schedule entries are repaired page by page, reading little per table
+    (and the lobby's entries with them)."""
     gateway = _gateway(redis_url, evaluator_address, clock=False)
     service: TableService = gateway.app.extensions["cardroom.service"]
     try:
@@ -233,11 +236,13 @@ def test_the_clock_repairs_schedules_a_page_per_tick(
         client.delete(table_key(tables[5]))  # a table whose keys are gone
 
         wire = Wire()
-        counted = TableService(
-            TableStore(counting_client(redis_url, wire)),
-            EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT),
+        counted = bootstrap(
+            gateway_settings(redis_url, evaluator_address),
+            players=False,
+            client=counting_client(redis_url, wire),
+            evaluator=EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT),
         )
-        clock = Clock(counted, interval=1.0, sweep=3600.0, page=3)
+        clock = Clock(counted.deadlines, interval=1.0, sweep=3600.0, page=3)
         repaired = {**expected, tables[5]: None}
         progress = []
         for _ in range(4):
@@ -252,9 +257,10 @@ def test_the_clock_repairs_schedules_a_page_per_tick(
         assert clock.sweep() == 0
         trips = wire.take()
         assert ["HMGET"] not in trips
-        page = [["ZRANGEBYSCORE"], ["HGET"] * 3, ["ZMSCORE"]]
+        # and the lobby's: each table's place, and the three shards' rows
+        page = [["ZRANGEBYSCORE"], ["HGET"] * 3, ["ZMSCORE"], ["HGET"] * 3 + ["HMGET"] * 3]
         # six tables left: two full pages, then an empty one ends the pass
         assert trips == [*page, *page, ["ZRANGEBYSCORE"]]
-        counted.evaluator.close()
+        counted.close()
     finally:
         _close(gateway)

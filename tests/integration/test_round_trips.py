@@ -5,7 +5,7 @@ each `send_packed_command` is one request to Redis (a pipeline is sent in one), 
 the command names are read back from the RESP it carries. The clock is off, so only
 the request under test talks to Redis.
 
-A move on a table this process changed last is one round trip (the commit: gateway.adapters.warm);
+A move on a table this process changed last is one round trip (the commit: api.adapters.warm);
 on any other table it is two (a read, then the commit).
 """
 
@@ -19,14 +19,20 @@ import pytest
 import redis
 import redis.cluster
 
-from gateway.adapters.evaluator import EvaluatorClient
-from gateway.adapters.store import TableStore
-from gateway.app import create_app
-from gateway.service.tables import TableService
-from gateway.settings import Settings
+from api.adapters.evaluator import EvaluatorClient
+from api.app import create_app
+from api.bootstrap import bootstrap
+from api.settings import Settings
 from tests.support.gateway import EVALUATOR_TIMEOUT, Gateway, gateway_settings
 from tests.support.redis_wire import Wire, counting_client, counting_connection
 from tests.support.tables_api import Player
+
+# a move that ends a deal first reads, in one round trip, what packing the previous deal
+# and noting this one need (api.service.packing), pointing the recall's sweeper at the
+# table; its commit writes the notes with the deal; then one pipeline delivers them to
+# all three players and takes the sweeper's pointer back (api.service.recall)
+DEAL_END_READ = [["ZADD", "HGET", "GET", "XRANGE"]]
+RECALL_OF_THREE = [["EVAL"] * 3 + ["HDEL", "EVAL"]]
 
 
 def counted_gateway(
@@ -34,16 +40,15 @@ def counted_gateway(
 ) -> Gateway:
     """A gateway (no clock, no rate limits) whose Redis traffic goes to `wire`."""
     evaluator = EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT)
-    service = TableService(
-        TableStore(counting_client(redis_url, wire)), evaluator, warm_tables=warm_tables
-    )
     names = {item.name for item in dataclasses.fields(Settings)}
     overrides = {
         name: 0 for name in ("rate_limit_per_address", "rate_limit_per_token") if name in names
     }
-    app = create_app(
-        gateway_settings(redis_url, evaluator_address, clock=False, **overrides), service=service
+    settings = gateway_settings(
+        redis_url, evaluator_address, clock=False, warm_tables=warm_tables, **overrides
     )
+    services = bootstrap(settings, client=counting_client(redis_url, wire), evaluator=evaluator)
+    app = create_app(settings, services=services)
     app.testing = True
     return Gateway(app, app.test_client())
 
@@ -102,11 +107,12 @@ def test_a_move_is_one_read_and_one_commit(counted: tuple[Gateway, Wire]) -> Non
     gateway.act(table_id, players[1], action="declare", choice="in")
     wire.take()
     # the last declaration brings the showdown: ranked by the evaluator (gRPC, not Redis),
-    # settled and its hand history written, all in the same commit
+    # settled and its hand history and its players' notes written, all in the same commit;
+    # then the notes are delivered to the three players' recall
     response = gateway.act(table_id, players[2], action="declare", choice="in")
     assert response.status_code == 200, response.get_json()
     assert any(e["type"] == "deal_ended" for e in response.get_json()["events"])
-    assert wire.take() == [["HMGET", "HGET"], ["EVALSHA"]]
+    assert wire.take() == [["HMGET", "HGET"], *DEAL_END_READ, ["EVALSHA"], *RECALL_OF_THREE]
     assert gateway.call("GET", f"/v1/tables/{table_id}/hands/1").status_code == 200
 
 
@@ -183,16 +189,17 @@ def test_an_idempotent_move_reads_its_record_in_the_same_round_trip(
 
 
 def test_seating_and_reading_round_trips(counted: tuple[Gateway, Wire]) -> None:
-    """A seat: the player's key looked up once, the seat listed among the player's, one
-    read, the buy-in reserved in the wallet, one commit, the buy-in posted; a table or
-    events read: one trip plus the read."""
+    """A seat: the player's key looked up once, their session settings read, the seat
+    listed among the player's, one read, the buy-in reserved in the wallet, one commit,
+    the buy-in posted; a table or events read: one trip plus the read."""
     gateway, wire = counted
     table_id = gateway.create()
     account = gateway.sign_up("solo")
     wire.take()
     player = gateway.sit(table_id, "solo", account=account)
     buy_in = [["ZADD"], ["EVALSHA"], ["EVALSHA"], ["EVALSHA"]]
-    assert wire.take() == [["GET"], ["SADD"], ["HMGET"], *buy_in]
+    # the player's session settings (HMGET on their slot) go with the seat
+    assert wire.take() == [["GET"], ["HMGET"], ["SADD"], ["HMGET"], *buy_in]
     # the key is held in the process now: the next seat does not look it up
     gateway.sit(gateway.create(), "solo", account=account)
     assert wire.take()[-6:] == [["SADD"], ["HMGET"], *buy_in]
@@ -223,7 +230,13 @@ def test_a_move_on_a_table_this_process_changed_last_is_one_round_trip(
     response = gateway.act(table_id, players[2], action="declare", choice="in")
     assert response.status_code == 200, response.get_json()
     assert any(e["type"] == "deal_ended" for e in response.get_json()["events"])
-    assert wire.take() == [["EVALSHA"], ["HMGET", "HGETALL"], ["EVALSHA"]]
+    assert wire.take() == [
+        ["EVALSHA"],
+        ["HMGET", "HGETALL"],
+        *DEAL_END_READ,
+        ["EVALSHA"],
+        *RECALL_OF_THREE,
+    ]
     assert response.get_json()["table"]["version"] == other.table(table_id)["version"]
 
 
@@ -305,7 +318,6 @@ def test_on_a_redis_cluster_a_move_is_still_one_read_and_one_commit(
     )
     client.flushall()
     evaluator = EvaluatorClient(evaluator_address, EVALUATOR_TIMEOUT)
-    service = TableService(TableStore(client), evaluator)
     names = {item.name for item in dataclasses.fields(Settings)}
     overrides = {
         name: 0 for name in ("rate_limit_per_address", "rate_limit_per_token") if name in names
@@ -313,7 +325,7 @@ def test_on_a_redis_cluster_a_move_is_still_one_read_and_one_commit(
     settings = gateway_settings(
         redis_cluster, evaluator_address, redis_cluster=True, clock=False, **overrides
     )
-    app = create_app(settings, service=service)
+    app = create_app(settings, services=bootstrap(settings, client=client, evaluator=evaluator))
     app.testing = True
     gateway = Gateway(app, app.test_client())
     try:

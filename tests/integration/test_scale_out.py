@@ -13,10 +13,10 @@ import redis
 import redis.cluster
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from api.app import create_app
 from cardroom.evaluator.v1 import evaluator_pb2 as pb
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from evaluator.server import TlsFiles, create_server
-from gateway.app import create_app
 from tests.support.deployment import image_healthcheck, run_with
 from tests.support.gateway import Gateway, gateway_settings
 from tests.support.play import chips, paiute_table, play_guts_game, play_paiute_turns, seeded_decks
@@ -36,7 +36,7 @@ def test_guts_and_paiute_games_through_a_redis_cluster(
         ):
             assert play_guts_game(gateway, options, deals=4) >= 3
         # whether a deal is won depends on the cards: deal them from a seed, not the OS
-        app.extensions["cardroom.service"].deck_source = seeded_decks(13)
+        app.extensions["cardroom.service"].changes.deck_source = seeded_decks(13)
         table_id, players = paiute_table(gateway, players=3, deal_pause_seconds=0, max_reshuffles=0)
         gateway.act(table_id, players[0], action="start")
         play_paiute_turns(gateway, table_id, players, 120, random.Random(11))

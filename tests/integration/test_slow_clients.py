@@ -67,6 +67,9 @@ def slow_body(port: int, key: str, seconds: float) -> tuple[bytes, int, int]:
             while chunk := conn.recv(65536):
                 answer += chunk
             closed = True  # the server closed the connection
+        except ConnectionResetError:
+            # closed with the body's rest unread: the kernel says so with a reset
+            closed = True
         except OSError:
             pass
         assert closed, "the connection stayed open"
@@ -101,7 +104,46 @@ def test_a_body_that_does_not_arrive_in_time_is_refused_and_play_goes_on(
         head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").lower()
         assert head.startswith("http/1.1 408"), answer[:200]
         assert "application/problem+json" in head
+        assert "connection: close" in head  # it says it closes, and it does
         assert b'"code":"body_timeout"' in answer
         # the answer came, and the connection closed (the rest of the body was read as
         # no request), before the body was whole
         assert sent < length, (sent, length)
+
+
+GUNICORN_REFUSALS = [
+    (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n", 400, "bad_request"),
+    (b"POST /v1/players HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n", 400, "bad_request"),
+    (
+        b"POST /v1/players HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+    (
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-Many: y\r\n" * 150 + b"\r\n",
+        431,
+        "headers_too_large",
+    ),
+]
+
+
+@pytest.mark.parametrize(("request_bytes", "status", "code"), GUNICORN_REFUSALS)
+def test_what_gunicorn_refuses_by_itself_is_problem_json(
+    gateway: GunicornGateway, request_bytes: bytes, status: int, code: str
+) -> None:
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=30) as conn:
+        conn.sendall(request_bytes)
+        answer = b""
+        while chunk := conn.recv(65536):  # the gateway closes the connection
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").lower().split("\r\n")
+    assert lines[0].startswith(f"http/1.1 {status} "), head
+    assert "content-type: application/problem+json" in lines
+    assert "connection: close" in lines
+    problem = json.loads(body)
+    assert (problem["status"], problem["code"]) == (status, code)
+    assert problem["title"]
+    assert problem["detail"]

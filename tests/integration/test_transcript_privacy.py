@@ -117,7 +117,9 @@ class Transcript:
 def test_no_one_receives_a_card_they_may_not_see(gateway: Gateway, options: dict[str, Any]) -> None:
     rng = random.Random(json.dumps(options, sort_keys=True))
     # cards from a seed too, so that a failure replays with the same deals
-    gateway.app.extensions["cardroom.service"].deck_source = seeded_decks(rng.randrange(2**32))
+    gateway.app.extensions["cardroom.service"].changes.deck_source = seeded_decks(
+        rng.randrange(2**32)
+    )
     table_id = gateway.create(deal_pause_seconds=0.3, turn_seconds=20, **options)
     players = [gateway.sit(table_id, f"p{i}", buy_in=80) for i in range(4)]
     transcript = Transcript(gateway, table_id, players)

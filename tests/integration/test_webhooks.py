@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from gateway.games.common import FULL_DECK
+from api.games.common import FULL_DECK
 from tests.support.gateway import Gateway, close_app, make_app
 from tests.support.play import wait_for
 from tests.support.tables_api import Player
@@ -142,12 +142,12 @@ Start = Callable[..., subprocess.Popen[str]]
 
 @pytest.fixture
 def clock(redis_url: str, evaluator_address: str) -> Iterator[Start]:
-    """Start `python -m gateway.runtime.clock` as deployed, with webhook settings; stopped after."""
+    """Start `python -m api.runtime.clock` as deployed, with webhook settings; stopped after."""
     started: list[subprocess.Popen[str]] = []
 
     def start(url: str, **env: str) -> subprocess.Popen[str]:
         process = subprocess.Popen(
-            [sys.executable, "-m", "gateway.runtime.clock"],
+            [sys.executable, "-m", "api.runtime.clock"],
             cwd=ROOT,
             env={
                 **os.environ,
@@ -310,16 +310,59 @@ def test_turns_and_deal_ends_arrive_signed_with_ids_and_no_card(
     write_report(report)
 
 
+def test_a_reality_check_reaches_the_player_s_receiver_signed_and_retried(
+    gateway_for: Callable[..., Gateway], receiver: Receiver, clock: Start
+) -> None:
+    clock(receiver.url)
+    gateway = gateway_for(receiver.url)
+    receiver.failures = 1  # the first attempt fails: the same notice comes again
+    ann = gateway.sign_up("ann")
+    chosen = {"reality_check_minutes": 20}
+    assert gateway.call("POST", "/v1/players/me/session", ann, json=chosen).status_code == 200
+    # ann's session began an hour ago: her seat's first reality check is due at once
+    limits = gateway.app.extensions["cardroom.services"].limits
+    limits.clock = lambda: time.time() - 3600
+    table_id = gateway.create(deal_pause_seconds=60, turn_seconds=30)
+    seat = gateway.sit(table_id, "ann", 100, ann)
+    gateway.sit(table_id, "bo")
+    checks = wait_for(lambda: receiver.of_type("reality_check") or None, seconds=60)
+    notice = checks[0]
+    assert verify(SECRET, notice.headers, notice.body)
+    assert verify(OLD_SECRET, notice.headers, notice.body)
+    body = notice.json
+    assert set(body) == {
+        "id", "type", "table_id", "seat", "player", "hand_number", "deadline", "at",
+        "played_seconds", "net",
+    }  # fmt: skip
+    assert (body["table_id"], body["seat"], body["player"]) == (table_id, seat.seat, ann.id)
+    assert body["played_seconds"] >= 3600 - 60
+    assert (body["net"], body["deadline"]) == (0, None)
+    # the failed attempt and the delivered one: one notice, one id, one body
+    tries = [r for r in receiver.requests if r.json["type"] == "reality_check"]
+    assert [r.status for r in tries[:2]] == [500, 200]
+    assert {r.headers["webhook-id"] for r in tries} == {body["id"]}
+    assert len({r.body for r in tries}) == 1
+    # the table's log has the same check, private to the seat
+    events = gateway.call("GET", f"/v1/tables/{table_id}/events", ann).get_json()["events"]
+    logged = [e for e in events if e["type"] == "reality_check"]
+    assert logged
+    assert logged[0]["data"]["net"] == body["net"]
+    # nobody else's receiver hears of it: bo has no session settings
+    assert all(r.json["player"] == ann.id for r in receiver.of_type("reality_check"))
+
+
 def test_a_turn_warning_goes_before_the_deadline_unless_the_turn_is_taken(
     gateway_for: Callable[..., Gateway], receiver: Receiver, clock: Start
 ) -> None:
     clock(receiver.url)
     gateway = gateway_for(receiver.url, warning=2.0)
-    table_id = gateway.create(deal_pause_seconds=60, turn_seconds=3, declare="sequential")
+    table_id = gateway.create(deal_pause_seconds=60, turn_seconds=8, declare="sequential")
     players = [gateway.sit(table_id, name) for name in ("ann", "bo")]
     assert gateway.act(table_id, players[0], action="start").status_code == 200
     first = wait_for(lambda: receiver.of_type("turn") or None)[0].json
-    # the first seat declares at once: its warning is dropped; the second waits
+    # the first seat declares at once (well before its warning is due, 6 s into its turn,
+    # however late its turn's notice comes on a busy machine): its warning is dropped;
+    # the second waits
     mover = next(p for p in players if p.seat == first["seat"])
     assert gateway.act(table_id, mover, action="declare", choice="in").status_code == 200
     second = wait_for(lambda: receiver.of_type("turn")[1:] or None)[0].json
@@ -450,7 +493,7 @@ def test_with_no_url_nothing_is_written(redis_url: str, evaluator_address: str) 
 
 
 def test_a_url_needs_a_secret() -> None:
-    from gateway.settings import Settings
+    from api.settings import Settings
 
     with pytest.raises(ValueError, match="WEBHOOK_SECRET"):
         Settings.from_env({"WEBHOOK_URL": "https://push.example/hooks"})

@@ -1,5 +1,5 @@
 """Run in a process of its own (`python -m tests.support.batching_probe URL`): the
-standard library patched by gevent, as in a gateway worker, so that `gateway.adapters.batching`
+standard library patched by gevent, as in a gateway worker, so that `api.adapters.batching`
 batches. Each scenario runs against the Redis at URL and the results are printed as
 one JSON object for `test_batching.py` to check."""
 
@@ -16,9 +16,10 @@ from typing import Any  # noqa: E402
 import gevent  # noqa: E402
 import redis  # noqa: E402
 
-from gateway.adapters.batching import CommandBatcher, batcher_for  # noqa: E402
-from gateway.adapters.ratelimit import RateLimiter  # noqa: E402
-from gateway.adapters.store import TableRecord, TableStore, connect  # noqa: E402
+from api.adapters.batching import CommandBatcher, batcher_for  # noqa: E402
+from api.adapters.ratelimit import RateLimiter  # noqa: E402
+from api.adapters.replication import NotReplicated, Replication  # noqa: E402
+from api.adapters.store import TableRecord, TableStore, connect  # noqa: E402
 from tests.support.processes import free_port  # noqa: E402
 
 
@@ -83,7 +84,8 @@ def scripts_flushed(url: str) -> dict[str, Any]:
     batcher, _ = _batcher(client)
     store = TableStore(client, None, batcher)
     client.script_flush()
-    record = TableRecord("probe-missing", {}, 3, 0, stamp="stamp")
+    nothing: Any = {}  # Any: a state the reschedule never reads, not a table's
+    record = TableRecord("probe-missing", nothing, 3, 0, stamp="stamp")
     jobs = [gevent.spawn(store.reschedule, record, 1.0) for _ in range(20)]
     gevent.joinall(jobs, timeout=30, raise_error=True)
     return {"answers": sorted({job.value for job in jobs}), "batches": batcher.batches}
@@ -152,6 +154,32 @@ def rate_limits(url: str) -> dict[str, Any]:
     }
 
 
+def unconfirmed(url: str) -> dict[str, Any]:
+    """Writes wait for a replica this Redis lacks: in a batch, the requests that wrote are
+    refused as not replicated, and those that only read get their replies."""
+    connect(url, False).set("probe:kept", "here")
+    client = connect(url, False, replication=Replication(replicas=1, timeout_seconds=0.05))
+    batcher, sizes = _batcher(client)
+
+    def one(commands: list[tuple[Any, ...]]) -> Any:
+        try:
+            return batcher.send(commands)
+        except NotReplicated:
+            return "not replicated"
+
+    reads = [("GET", "probe:kept"), ("HGETALL", "probe:nothing")]
+    writes = [("SET", "probe:written", "1")]
+    # the first goes out alone; the others queue behind it and leave as one batch
+    jobs = [gevent.spawn(one, reads if i % 4 else writes) for i in range(1, 41)]
+    gevent.joinall(jobs, timeout=30, raise_error=True)
+    return {
+        "reads": sorted({json.dumps(job.value) for i, job in enumerate(jobs, 1) if i % 4}),
+        "writes": sorted({json.dumps(job.value) for i, job in enumerate(jobs, 1) if not i % 4}),
+        "shared": max(sizes) > 1,
+        "after": one(reads),
+    }
+
+
 def not_batched(url: str) -> dict[str, Any]:
     """Where batching does not apply: switched off, or a cluster client."""
     cluster = redis.cluster.RedisCluster.__new__(redis.cluster.RedisCluster)
@@ -169,6 +197,7 @@ SCENARIOS = (
     redis_down,
     interrupted,
     rate_limits,
+    unconfirmed,
     not_batched,
 )
 

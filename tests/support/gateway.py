@@ -5,15 +5,18 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import brotli
 from flask import Flask
 from flask.testing import FlaskClient
+from werkzeug.serving import make_server
 
-from gateway.app import create_app
-from gateway.settings import Settings
+from api.app import create_app
+from api.settings import Settings
 from tests.support.tables_api import Account, Player, TableCalls
 
 # seconds a test gateway waits for the evaluator, where that deadline is not under test
@@ -205,3 +208,20 @@ def close_app(app: Flask) -> None:
     if clock is not None:
         clock.stop()
     app.extensions["cardroom.service"].evaluator.close()
+
+
+def served(redis_url: str, evaluator_address: str, **overrides: Any) -> Iterator[str]:
+    """A gateway with its clock, served by werkzeug on a free loopback port."""
+    app = create_app(gateway_settings(redis_url, evaluator_address, **overrides))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="demo-gateway", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(10)
+        clock = app.extensions.get("cardroom.clock")
+        if clock is not None:
+            clock.stop()
+        app.extensions["cardroom.service"].evaluator.close()

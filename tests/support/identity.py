@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from gateway.service.credentials import jwt_player_id
+from api.service.credentials import jwt_player_id
 
 
 def _b64(data: bytes) -> str:

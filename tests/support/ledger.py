@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import redis
 
-from gateway.adapters.wallets import WalletStore
-from gateway.service.wallets import WalletService
+from api.adapters.wallets import WalletStore
+from api.service.wallets import WalletService
+from tests.support.gateway import Gateway, close_app, make_app
 
 
 def assert_ledger_clean(url: str) -> None:
@@ -22,3 +26,17 @@ def assert_ledger_clean(url: str) -> None:
     finally:
         client.close()
     assert report.clean, "the ledger's audit after the test:\n" + "\n".join(report.discrepancies)
+
+
+@contextlib.contextmanager
+def audited_gateway(url: str, evaluator_address: str, **overrides: Any) -> Iterator[Gateway]:
+    """A gateway on the Redis at `url`; once the block is over, whatever is in flight is
+    finished and the ledger's audit must be clean."""
+    app = make_app(url, evaluator_address, **overrides)
+    yield Gateway(app, app.test_client())
+    wallets = app.extensions["cardroom.service"].wallets
+    wallets.clock = lambda: time.time() + 3600  # whatever is in flight is due
+    wallets.sweep()
+    report = wallets.audit()
+    close_app(app)
+    assert report.clean, report.discrepancies

@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from gateway.games.common import FULL_DECK, Deck
+from api.games.common import FULL_DECK, Deck
 from tests.support.gateway import Gateway
 from tests.support.processes import poll
 from tests.support.tables_api import Player

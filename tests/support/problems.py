@@ -6,7 +6,7 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from gateway.errors import PROBLEM_CODES, problem_type
+from api.errors import PROBLEM_CODES, problem_type
 
 PROBLEM = "application/problem+json"
 

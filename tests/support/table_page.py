@@ -152,3 +152,15 @@ def choose_discard(hand: list[str], wild_rank: int, keep: str | None) -> str:
     choices = [c for c in hand if c != keep and rank_of(parse_card(c)) != wild_rank]
     choices = choices or [c for c in hand if c != keep]
     return min(choices, key=lambda c: (ranks[rank_of(parse_card(c))], rank_of(parse_card(c))))
+
+
+def deal_decided(base: str, table_id: str, table: dict[str, Any]) -> bool:
+    """Whether the table's Paiute deal ended with a winner; a void deal (no call) is
+    waited past, until the next deal starts after the pause (then False)."""
+    if table["phase"] != "between_deals":
+        return False
+    if table["deal"]["outcome"] != "void":
+        return True
+    hand, path = table["hand_number"], f"/v1/tables/{table_id}"
+    wait_for(lambda: call(base, "GET", path)["hand_number"] > hand, "the next deal", seconds=120)
+    return False

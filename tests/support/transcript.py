@@ -10,11 +10,12 @@ Redis, audiences included) is the source of truth.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gateway.adapters.store import TableStore
+from api.adapters.store import TableStore
+from api.games.events import Event
 from tests.support.gateway import Gateway
 from tests.support.tables_api import Player
 
@@ -144,7 +145,7 @@ class Transcript:
             yield own_deal(body, entry.deal), entry.seq, body
 
     def _allowed(
-        self, log: list[dict[str, Any]], viewer: Participant | None, deal: int, seq: int
+        self, log: Sequence[Event], viewer: Participant | None, deal: int, seq: int
     ) -> set[str]:
         player_id = self._player_id(log, viewer)
         allowed: set[str] = set()
@@ -156,7 +157,7 @@ class Transcript:
                 allowed |= set(card_strings(item["data"]))
         return allowed
 
-    def _player_id(self, log: list[dict[str, Any]], viewer: Participant | None) -> int | None:
+    def _player_id(self, log: Sequence[Event], viewer: Participant | None) -> int | None:
         if viewer is None:
             return None
         record = self._store().load(self.table_id)

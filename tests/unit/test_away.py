@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
-from gateway.games.common import RuleError
-from gateway.games.game import Back, Declare, Draw, Moved, Rebuy, Start, TableState
-from gateway.games.registry import GAMES
-from gateway.games.table import can_deal
-from tests.support.games import make_deck
+from api.games import paiute
+from api.games.common import RuleError
+from api.games.game import Back, Declare, Draw, Game, Moved, Rebuy, Start
+from api.games.registry import GAMES
+from api.games.state import Seat, TableState
+from api.games.table import can_deal, deal_of
+from tests.support.games import make_deck, turn_of
 
 GUTS = GAMES["guts"]
 PAIUTE = GAMES["paiute"]
@@ -18,11 +20,11 @@ NAMES = ["Ann", "Bob", "Cy", "Dee"]
 T0 = 1000.0
 
 
-def seated(game: Any, players: int, **options: Any) -> TableState:
+def seated(game: Game, players: int, **options: Any) -> TableState:
     state = game.new_table(options, "t1", 0.0)
     for name in NAMES[:players]:
         state = game.sit(state, name, 100, 0.0).state
-    return cast(TableState, state)
+    return state
 
 
 def types(moved: Moved) -> list[str]:
@@ -42,14 +44,15 @@ def guts_deal_times_out(state: TableState, seed: float, declaring: dict[int, str
     return GUTS.on_deadline(state, deadline + 100, make_deck(int(seed) + 1)).state
 
 
-def deal_of(state: TableState) -> dict[str, Any]:
-    deal = state["deal"]
-    assert deal is not None
-    return deal
+def drawn_card(state: TableState) -> str:
+    """The card drawn in the turn being played at a Paiute table."""
+    drawn = deal_of(paiute.GAME.own(state))["drawn"]
+    assert drawn is not None
+    return drawn["card"]
 
 
-def seat(state: TableState, number: int) -> dict[str, Any]:
-    return cast(dict[str, Any], state["seats"][str(number)])
+def seat(state: TableState, number: int) -> Seat:
+    return state["seats"][str(number)]
 
 
 def test_two_missed_decisions_in_a_row_make_a_guts_seat_away() -> None:
@@ -112,7 +115,7 @@ def test_with_too_few_present_the_table_waits_with_its_pot_and_deals_again_on_re
     assert state["hand_number"] == 2
     assert state["game_in_progress"]
     assert state["pot"] == 4
-    assert not can_deal(cast(dict[str, Any], state))
+    assert not can_deal(state)
     # nothing to do at any time: the clock deals nothing
     assert GUTS.next_deadline(state) is None
     # one back: still too few, no deadline; the other back: the next deal after the pause
@@ -152,16 +155,16 @@ def test_a_rebuy_or_a_start_of_ones_own_brings_a_seat_back() -> None:
 
 def test_a_paiute_seat_away_during_a_deal_has_its_turns_played_at_once() -> None:
     state = PAIUTE.act(seated(PAIUTE, 3), 1, Start(make_deck(4)), T0).state
-    first = deal_of(state)["turn"]
+    first = turn_of(state)
     now = T0
     # the first seat lets two turns go; the others play theirs from the stock
     for _ in range(2):
         now += 100
         state = PAIUTE.on_deadline(state, now, make_deck(5)).state
         for _ in range(2):
-            turn = deal_of(state)["turn"]
+            turn = turn_of(state)
             state = PAIUTE.act(state, turn, Draw("stock"), now).state
-            drawn = deal_of(state)["drawn"]["card"]
+            drawn = drawn_card(state)
             state = PAIUTE.act(state, turn, _discard(drawn), now).state
     assert seat(state, first)["away"]
     # its turn came round again: played for it at once, with reason away
@@ -170,7 +173,7 @@ def test_a_paiute_seat_away_during_a_deal_has_its_turns_played_at_once() -> None
 
 
 def _discard(card: str) -> Any:
-    from gateway.games.game import Discard
+    from api.games.game import Discard
 
     return Discard(card)
 

@@ -1,4 +1,4 @@
-"""Card text (`gateway.games.cards`): the spellings a player may type, and the refusals."""
+"""Card text (`api.games.cards`): the spellings a player may type, and the refusals."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.games.cards import FULL_DECK, RANKS, SUITS, canonical_card, rank_value
-from gateway.games.common import RuleError
+from api.games.cards import FULL_DECK, RANKS, SUITS, canonical_card, rank_value
+from api.games.common import RuleError
 
 
 @pytest.mark.parametrize(

@@ -15,11 +15,11 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.frontend import CommandLineInterface
 from babel.messages.pofile import read_po
 
-from gateway.i18n import LANGUAGES, SOURCE_LANGUAGE
-from gateway.i18n.catalogs import DOMAINS, catalogue_path
+from api.i18n import LANGUAGES, SOURCE_LANGUAGE
+from api.i18n.catalogs import DOMAINS, catalogue_path
 
 ROOT = Path(__file__).resolve().parents[2]
-I18N = ROOT / "gateway" / "i18n"
+I18N = ROOT / "api" / "i18n"
 TRANSLATED = [language for language in LANGUAGES if language != SOURCE_LANGUAGE]
 KEYWORDS = {"messages": "MESSAGE_KEYWORDS", "page": "PAGE_KEYWORDS"}
 
@@ -117,7 +117,7 @@ def test_templates_hold_what_the_code_says(domain: str, tmp_path: Path) -> None:
             str(I18N / f"babel-{domain}.cfg"),
             "-o",
             str(extracted),
-            str(ROOT / "gateway"),
+            str(ROOT / "api"),
         ]
     )
     with extracted.open("rb") as file:

@@ -136,3 +136,45 @@ def test_a_narrow_packed_request_asks_for_it() -> None:
     assert (narrow.strength_bytes, narrow.omit_categories) == (2, True)
     wide = packed_request(pb.GUTS_3, hands)
     assert (wide.strength_bytes, wide.omit_categories) == (0, False)
+
+
+@given(
+    st.sampled_from([(pb.GUTS_2, 2), (pb.GUTS_3, 3)]),
+    st.lists(st.integers(0, 55), min_size=1, max_size=4),
+    st.booleans(),
+    st.sampled_from([0, 2, 3]),
+)
+def test_one_guts_hand_answers_as_the_general_path(
+    game: tuple[int, int], cards: list[int], omit: bool, per_hand: int
+) -> None:
+    from evaluator.servicer import RequestError, _one_guts_hand, evaluate
+
+    request = pb.EvaluateRequest(
+        game=game[0],  # type: ignore[arg-type]
+        packed_hands=bytes(cards),
+        omit_descriptions=omit,
+        cards_per_hand=per_hand,
+    )
+    short = _one_guts_hand(request, request.packed_hands)
+    try:
+        general = evaluate(request, request.packed_hands)
+    except RequestError:
+        assert short is None  # a refusal is worded by the general path
+        return
+    assert short is None or short == general
+    if len(set(cards)) == len(cards) == game[1] and max(cards) < 52 and per_hand in (0, game[1]):
+        assert short == general  # every valid single hand takes the short way
+
+
+def test_one_guts_hand_leaves_other_requests_to_the_general_path() -> None:
+    from evaluator.servicer import _one_guts_hand
+
+    hand = bytes([0, 5, 9])
+    for request in (
+        pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=hand, packed_reply=True),
+        pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=hand, wild_rank=5),
+        pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=hand, paiute_valuation=pb.BEST_OF_ANY),
+        pb.EvaluateRequest(game=pb.PAIUTE, packed_hands=bytes([0, 5, 9, 13, 17]), wild_rank=2),
+        pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=hand * 2),
+    ):
+        assert _one_guts_hand(request, request.packed_hands) is None

@@ -1,4 +1,4 @@
-"""Accept-Encoding negotiation and entity-tag suffixes (`gateway.http.compression`)."""
+"""Accept-Encoding negotiation and entity-tag suffixes (`api.http.compression`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import brotli
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.http.compression import (
+from api.http.compression import (
     accepted_codings,
     choose_coding,
     compressor,

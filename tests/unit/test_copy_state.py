@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.games.common import copy_state
+from api.games.common import copy_state
 
 
 def _state() -> dict[str, Any]:

@@ -1,10 +1,10 @@
-"""CORS_ORIGINS (`gateway.settings`): exact origins as a browser writes them, checked at start."""
+"""CORS_ORIGINS (`api.settings`): exact origins as a browser writes them, checked at start."""
 
 from __future__ import annotations
 
 import pytest
 
-from gateway.settings import Settings
+from api.settings import Settings
 
 
 @pytest.mark.parametrize(

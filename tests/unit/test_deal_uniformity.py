@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from gateway.games import guts, paiute
-from gateway.games.common import FULL_DECK
-from gateway.service.decks import shuffled_deck
+from api.games import guts, paiute
+from api.games.common import FULL_DECK
+from api.service.decks import shuffled_deck
 
 DEALS_PER_GAME = 100_000
 SEATS = 5
@@ -101,7 +101,7 @@ def test_production_deals_are_uniform_and_never_repeat_a_card() -> None:
     report = {
         "deals_per_game": DEALS_PER_GAME,
         "seats": SEATS,
-        "deck_source": "gateway.service.decks.shuffled_deck",
+        "deck_source": "api.service.decks.shuffled_deck",
         "family_alpha": FAMILY_ALPHA,
         "bonferroni_threshold": threshold,
         "seconds": round(time.perf_counter() - started, 2),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gateway.games.common import FULL_DECK
-from gateway.service.decks import secure_shuffle, shuffled_deck
+from api.games.common import FULL_DECK
+from api.service.decks import secure_shuffle, shuffled_deck
 
 
 def test_a_shuffled_deck_is_the_full_deck_in_some_order_with_a_fresh_salt() -> None:

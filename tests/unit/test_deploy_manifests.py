@@ -87,11 +87,11 @@ def test_dockerfile_cross_references(dockerfile: Path) -> None:
         ("python:3.11.11-slim-bookworm", "python:latest", "needs a pinned tag"),
         ("FROM ${PYTHON_IMAGE} AS runtime", "FROM python:3.12-slim AS runtime", "different base"),
         ("USER 10001:10001", "USER cardroom", "numeric UID"),
-        ("COPY gateway/ gateway/", "COPY apps/ apps/", "'apps' does not exist"),
-        ("COPY gateway/ gateway/", "", "needs 'gateway'"),
+        ("COPY api/ api/", "COPY apps/ apps/", "'apps' does not exist"),
+        ("COPY api/ api/", "", "needs 'api'"),
         ("urlopen(f'http", "urlopen(f'http'", "does not compile"),
-        ("python:gateway.runtime.gunicorn_conf", "python:gateway.gunicorn_conf", "no module"),
-        ("gateway.wsgi:app", "gateway.wsgy:app", "no module gateway.wsgy"),
+        ("python:api.runtime.gunicorn_conf", "python:api.gunicorn_conf", "no module"),
+        ("api.wsgi:app", "api.wsgy:app", "no module api.wsgy"),
     ],
 )
 def test_dockerfile_cross_references_catch_mistakes(old: str, new: str, expected: str) -> None:
@@ -117,7 +117,7 @@ def test_yamllint_passes_on_every_yaml_file() -> None:
     files = validate.yaml_files()
     assert validate.COMPOSE in files
     assert (validate.K8S / "gateway.yaml") in files
-    assert (validate.ROOT / "gateway/http/openapi.yaml") in files
+    assert (validate.ROOT / "api/http/openapi.yaml") in files
     assert validate.run_yamllint(files) == []
 
 
@@ -314,15 +314,15 @@ GATEWAY, EVALUATOR, CLOCK = "cardroom-gateway", "cardroom-evaluator", "cardroom-
             "Deployment",
             CLOCK,
             lambda b: container(b)["livenessProbe"]["exec"]["command"].__setitem__(
-                2, "gateway.runtime.heartbeet"
+                2, "api.runtime.heartbeet"
             ),
-            "python -m gateway.runtime.heartbeet: no such module in the repository",
+            "python -m api.runtime.heartbeet: no such module in the repository",
         ),
         (
             "Deployment",
             CLOCK,
-            lambda b: container(b).update(command=["python", "-m", "gateway.clock"]),
-            "python -m gateway.clock: no such module",
+            lambda b: container(b).update(command=["python", "-m", "api.clock"]),
+            "python -m api.clock: no such module",
         ),
         (
             "Deployment",
@@ -529,15 +529,13 @@ def services(change: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any
         ),
         (
             services(
-                lambda s: s["clock"]["healthcheck"]["test"].__setitem__(
-                    3, "gateway.runtime.heartbeet"
-                )
+                lambda s: s["clock"]["healthcheck"]["test"].__setitem__(3, "api.runtime.heartbeet")
             ),
-            "python -m gateway.runtime.heartbeet: no such module in the repository",
+            "python -m api.runtime.heartbeet: no such module in the repository",
         ),
         (
-            services(lambda s: s["clock"].update(command=["python", "-m", "gateway.clock"])),
-            "python -m gateway.clock: no such module",
+            services(lambda s: s["clock"].update(command=["python", "-m", "api.clock"])),
+            "python -m api.clock: no such module",
         ),
         (
             services(lambda s: s["evaluator"]["build"].update(dockerfile="deploy/Dockerfile.x")),

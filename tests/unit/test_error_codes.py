@@ -1,5 +1,5 @@
 """The codes of refusals: the ones the code can answer, the ones docs/api.md lists, the
-ones the two tables of gateway/errors.py give a status, are the same codes."""
+ones the two tables of api/errors.py give a status, are the same codes."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from cardroom_client import RULE_CODES
-from gateway.errors import (
+from api.errors import (
     INTERNAL_RULE_CODES,
     PROBLEM_CODES,
     RULE_ERROR_STATUS,
     from_rule_error,
 )
-from gateway.http.schemas import openapi_document
+from api.http.schemas import openapi_document
+from cardroom_client import RULE_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 # the calls that name a code as their first argument, and ApiError's second
@@ -42,7 +42,7 @@ def _documented() -> dict[str, int]:
 def _raised() -> set[str]:
     """Every code the gateway's source names where it refuses a request."""
     codes: set[str] = set()
-    for path in (ROOT / "gateway").rglob("*.py"):
+    for path in (ROOT / "api").rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
@@ -57,8 +57,9 @@ def _raised() -> set[str]:
             ):
                 if isinstance(node.slice, ast.Constant):
                     codes.add(str(node.slice.value))
-            elif isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == (
-                "HTTP_EXCEPTION_CODES"
+            elif isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") in (
+                "HTTP_EXCEPTION_CODES",
+                "GUNICORN_CODES",
             ):
                 assert isinstance(node.value, ast.Dict)
                 codes |= {str(ast.literal_eval(value)) for value in node.value.values}
@@ -95,7 +96,7 @@ def test_every_code_the_source_answers_has_its_status() -> None:
     known = set(PROBLEM_CODES) | set(RULE_ERROR_STATUS) | INTERNAL_RULE_CODES
     unlisted = _raised() - known
     assert not unlisted, (
-        f"codes without a status: {sorted(unlisted)}; give each one in gateway/errors.py"
+        f"codes without a status: {sorted(unlisted)}; give each one in api/errors.py"
         " (409 for the present state, 422 for the content) and list it in docs/api.md"
     )
 

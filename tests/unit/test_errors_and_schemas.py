@@ -11,7 +11,7 @@ import pytest
 from flask import Flask, Response, abort, request
 from werkzeug.exceptions import ServiceUnavailable
 
-from gateway.errors import (
+from api.errors import (
     PROBLEM_CODES,
     PROBLEM_CONTENT_TYPE,
     RULE_ERROR_DEFAULT_STATUS,
@@ -26,12 +26,12 @@ from gateway.errors import (
     stale_version,
     table_not_found,
 )
-from gateway.games.common import RuleError
-from gateway.http import schemas
-from gateway.http.etags import entity_tags
-from gateway.http.pipeline import install_pipeline
-from gateway.http.problems import problem_parts
-from gateway.http.schemas import field_path, parse_json_body, validate_body, validator_for
+from api.games.common import RuleError
+from api.http import schemas
+from api.http.etags import entity_tags
+from api.http.pipeline import install_pipeline
+from api.http.problems import problem_parts
+from api.http.schemas import field_path, parse_json_body, validate_body, validator_for
 
 JSON = "application/json"
 
@@ -613,7 +613,7 @@ def test_handler_body_too_large(app: Flask) -> None:
 
 
 def test_handler_unexpected_exception(app: Flask, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="gateway.errors"):
+    with caplog.at_level(logging.ERROR, logger="api.errors"):
         response = app.test_client().get("/boom")
     body = problem_of(response)
     assert (response.status_code, body["code"]) == (500, "internal_error")

@@ -6,8 +6,8 @@ import hashlib
 import random
 from typing import Any
 
-from gateway.games import fairness
-from gateway.games.common import FULL_DECK
+from api.games import fairness
+from api.games.common import FULL_DECK
 
 SECRET = "5f0c2a9e8d7b6a5f4e3d2c1b0a998877"
 
@@ -107,7 +107,7 @@ def test_the_draws_a_reader_saw_from_each_reshuffled_stock() -> None:
         own = {"type": "drew_card", "data": {"seat": seat, "card": card}}
         return [public, own] if card else [public]
 
-    events = [
+    events: list[Any] = [  # abbreviated: the fields the reader reads
         *drew(1, "2c"),  # the deck's stock: not a reshuffle's
         {"type": "reshuffled", "data": {"number": 1, "stock": 5}},
         *drew(1, "3c"),
@@ -130,7 +130,7 @@ def test_an_unopened_leaf_cannot_be_matched_to_a_card_without_its_salt() -> None
 
 
 def test_the_places_opened_are_those_of_cards_seen_coming_off_the_deck() -> None:
-    events = [
+    events: list[Any] = [  # abbreviated: the fields the reader reads
         {"type": "deal_started", "data": {"players": [1, 2], "cards": 3, "commitment": "ab"}},
         {"type": "dealt", "data": {"players": [1, 2], "cards": 5}},
         {"type": "cards_dealt", "data": {"seat": 1, "cards": ["Ah", "Kd", "2c"]}},

@@ -1,4 +1,4 @@
-"""Both games played through the `Game` protocol (`gateway.games.game`, `.registry`).
+"""Both games played through the `Game` protocol (`api.games.game`, `.registry`).
 
 Each move through `Game.act` gives what the game's own function gives, as a `Moved`
 record; moves a game has not are refused; action bodies become moves.
@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from gateway.games import guts, paiute
-from gateway.games.common import FULL_DECK, Deck, Ranked, RuleError
-from gateway.games.game import (
+from api.games import guts, paiute
+from api.games.common import FULL_DECK, Deck, Ranked, RuleError
+from api.games.game import (
+    ActionBody,
     Call,
     Declare,
     Discard,
@@ -24,10 +25,11 @@ from gateway.games.game import (
     Moved,
     Rebuy,
     Start,
-    TableState,
     move_of,
 )
-from gateway.games.registry import GAMES, game_for
+from api.games.registry import GAMES, game_for
+from api.games.state import TableState
+from api.games.table import deal_of
 
 T0 = 1000.0
 NAMES = ["Ann", "Bob", "Cy"]
@@ -58,22 +60,23 @@ def test_the_registry_names_every_game_by_its_state() -> None:
 
 
 def test_an_unknown_game_is_refused() -> None:
+    bridge: Any = {"game": "bridge"}  # the state of a game that does not exist
     with pytest.raises(RuleError) as refused:
-        game_for({"game": "bridge"})
+        game_for(bridge)
     assert refused.value.code == "unsupported_game"
 
 
 def test_a_guts_deal_through_the_protocol_is_the_deal_of_the_functions() -> None:
     game = GAMES["guts"]
     state = seated(game)
-    legacy: dict[str, Any] = dict(state)
+    legacy = guts.GAME.own(state).copy()
     started = game.act(state, 1, Start(deck()), T0)
     legacy, events = guts.start(legacy, 1, T0, deck())
     assert isinstance(started, Moved)
     assert (started.state, list(started.events)) == (legacy, events)
     assert started.showdown is None
     moved = started
-    for seat in legacy["deal"]["players"]:
+    for seat in deal_of(legacy)["players"]:
         game.verify(moved.state, seat, Declare("in"), T0 + 1)
         moved = game.act(moved.state, seat, Declare("in"), T0 + 1)
         legacy, events = guts.declare(legacy, seat, "in", T0 + 1)
@@ -96,7 +99,7 @@ def test_a_paiute_call_is_verified_unranked_then_applied_with_its_rank() -> None
     seat = state["deal"]["turn"] if state["deal"] is not None else None
     assert isinstance(seat, int)
     drawn = game.act(state, seat, Draw("stock"), T0 + 1)
-    assert drawn.state == paiute.draw(dict(state), seat, "stock", T0 + 1)[0]
+    assert drawn.state == paiute.draw(paiute.GAME.own(state).copy(), seat, "stock", T0 + 1)[0]
     deal = drawn.state["deal"]
     assert deal is not None
     hand: list[str] = deal["hands"][str(seat)]
@@ -107,7 +110,9 @@ def test_a_paiute_call_is_verified_unranked_then_applied_with_its_rank() -> None
     assert unranked.value.code == "invalid_ranking"
     ranked = Ranked(5, "test", "a test rank")
     called = game.act(drawn.state, seat, Call(call.cards, call.discard, ranked), T0 + 1)
-    legacy = paiute.call(dict(drawn.state), seat, list(call.cards), call.discard, ranked, T0 + 1)
+    legacy = paiute.call(
+        paiute.GAME.own(drawn.state).copy(), seat, list(call.cards), call.discard, ranked, T0 + 1
+    )
     assert (called.state, list(called.events)) == legacy
     assert game.hand_rules(called.state) == HandRules("paiute", paiute.wild_rank(legacy[0]))
     held = game.hold_turn(drawn.state, seat, call, T0 + 1, 60.0)
@@ -128,7 +133,12 @@ def test_a_move_a_game_has_not_is_refused_and_changes_nothing() -> None:
             with pytest.raises(RuleError) as refused:
                 attempt(state, 1, move, T0)
             assert refused.value.code == "unsupported_action"
-            assert refused.value.detail == f"A {game.name} table has no {move.name!r} move."
+            assert (
+                refused.value.template
+                == "A {game} table has no {name!r} move; its moves are {moves}."
+            )
+            assert refused.value.params["name"] == move.name
+            assert move.name not in str(refused.value.params["moves"])
         assert state == before
     with pytest.raises(RuleError):
         GAMES["guts"].hold_turn(guts_table, 1, Call(("Ah",), None), T0, 1.0)
@@ -155,9 +165,9 @@ def test_action_bodies_become_moves_with_canonical_cards() -> None:
     assert move_of({"action": "rebuy", "amount": 5}, deck) == Rebuy(5)
     assert move_of({"action": "draw", "source": "discard"}, deck) == Draw("discard")
     assert move_of({"action": "discard", "card": "10h"}, deck) == Discard("Th")
-    six = {"action": "call", "cards": ["ah", "AD", "ac", "2c", "2d", "2h"]}
+    six: ActionBody = {"action": "call", "cards": ["ah", "AD", "ac", "2c", "2d", "2h"]}
     assert move_of(six, deck) == Call(("Ah", "Ad", "Ac", "2c", "2d", "2h"), None)
-    five = {"action": "call", "cards": ["ah", "AD", "ac", "2c", "2d"], "discard": "3s"}
+    five: ActionBody = {"action": "call", "cards": ["ah", "AD", "ac", "2c", "2d"], "discard": "3s"}
     assert move_of(five, deck) == Call(("Ah", "Ad", "Ac", "2c", "2d"), "3s")
     with pytest.raises(RuleError) as bad_card:
         move_of({"action": "discard", "card": "1h"}, deck)

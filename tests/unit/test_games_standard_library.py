@@ -1,4 +1,4 @@
-"""The pure rules (`gateway.games`) import nothing outside the standard library."""
+"""The pure rules (`api.games`) import nothing outside the standard library."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pkgutil
 import subprocess
 import sys
 
-import gateway.games
+import api.games
 
 _PROBE = """
 import importlib, json, sys
@@ -19,10 +19,8 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 
 
 def test_every_module_of_the_games_imports_only_the_standard_library() -> None:
-    modules = [
-        f"gateway.games.{info.name}" for info in pkgutil.iter_modules(gateway.games.__path__)
-    ]
-    assert "gateway.games.guts" in modules
+    modules = [f"api.games.{info.name}" for info in pkgutil.iter_modules(api.games.__path__)]
+    assert "api.games.guts" in modules
     loaded = subprocess.run(
         [sys.executable, "-c", _PROBE, *modules],
         capture_output=True,
@@ -34,6 +32,6 @@ def test_every_module_of_the_games_imports_only_the_standard_library() -> None:
         name
         for name in imported
         if name.partition(".")[0] not in sys.stdlib_module_names
-        and not (name == "gateway" or name.startswith("gateway.games"))
+        and not (name == "api" or name.startswith("api.games"))
     )
     assert outside == []

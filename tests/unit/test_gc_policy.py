@@ -1,4 +1,4 @@
-"""The gateway worker's garbage-collection policy (gateway.runtime.gc_policy) and its setting."""
+"""The gateway worker's garbage-collection policy (api.runtime.gc_policy) and its setting."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from gateway.settings import DEFAULT_YOUNG_THRESHOLD, Settings
-from gateway.telemetry import PauseLog
+from api.settings import DEFAULT_YOUNG_THRESHOLD, Settings
+from api.telemetry import PauseLog
 
 PROBE = """
 import gc, json, sys
-from gateway.runtime.gc_policy import settle_after_load
-import gateway.wsgi  # what a worker loads before the hook runs
+from api.runtime.gc_policy import settle_after_load
+import api.wsgi  # what a worker loads before the hook runs
 before = gc.get_threshold()
 settle_after_load(int(sys.argv[1]))
 print(json.dumps({"before": before, "after": gc.get_threshold(),

@@ -10,10 +10,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.games import guts, table
-from gateway.games.common import Event, Ranked, RuleError
+from api.games import guts, table
+from api.games.common import Ranked, RuleError
+from api.games.events import Event
+from api.games.state import GutsTable
 from tests.support.games import GUTS_CODES as CODES
-from tests.support.games import cards_in, make_deck, stack_of
+from tests.support.games import cards_in, make_deck, seats_pending, stack_of
 from tests.support.strategies import GUTS_NAMES as NAMES
 from tests.support.strategies import GUTS_OPTIONS as OPTIONS
 
@@ -22,7 +24,7 @@ ACTIONS = ["sit", "leave", "rebuy", "start", "start", "back"] + ["deadline", "se
 ACTIONS += ["declare"] * 12
 
 
-def check_invariants(state: dict[str, Any]) -> None:
+def check_invariants(state: GutsTable) -> None:
     assert json.loads(json.dumps(state)) == state
     for seat in state["seats"].values():
         assert type(seat["stack"]) is int
@@ -46,8 +48,8 @@ def check_invariants(state: dict[str, Any]) -> None:
         assert state["reserve"] == 0
     deal = state["deal"]
     if deal is not None and options["cap"] is not None and options["cap_mode"] == "per_deal":
-        paid: Counter[int] = Counter()
-        won: Counter[int] = Counter()
+        paid: Counter[int | None] = Counter()
+        won: Counter[int | None] = Counter()
         for item in deal["flow"]:
             if item["source"] == "seat":
                 paid[item["seat"]] += item["amount"]
@@ -60,34 +62,34 @@ def check_invariants(state: dict[str, Any]) -> None:
         assert set(deal["shown"]) <= ins | {"ghost"}
 
 
-def check_events(before: dict[str, Any], after: dict[str, Any], events: list[Event]) -> None:
+def check_events(before: GutsTable, after: GutsTable, events: list[Event]) -> None:
     """Every chip movement is in the log, and no event leaks a hand that was not shown."""
     assert json.loads(json.dumps(events)) == events
     stacks: Counter[str] = Counter()
     pot = reserve = 0
     for e in events:
-        kind, data = e["type"], e["data"]
-        if kind == "seated":
-            stacks[str(data["seat"])] += data["stack"]
-        elif kind == "rebought":
-            stacks[str(data["seat"])] += data["amount"]
-        elif kind == "cashed_out":
-            stacks[str(data["seat"])] -= data["amount"]
-        elif kind in ("ante", "paid", "wimp_paid"):
+        if e["type"] == "seated":
+            stacks[str(e["data"]["seat"])] += e["data"]["stack"]
+        elif e["type"] == "rebought":
+            stacks[str(e["data"]["seat"])] += e["data"]["amount"]
+        elif e["type"] == "cashed_out":
+            stacks[str(e["data"]["seat"])] -= e["data"]["amount"]
+        elif e["type"] in ("ante", "paid", "wimp_paid"):
+            data = e["data"]
             stacks[str(data["seat"])] -= data["amount"]
             pot += data["to_pot"]
             reserve += data["to_reserve"]
             assert data["amount"] == data["to_pot"] + data["to_reserve"] <= data["owed"]
-        elif kind == "pot_won":
-            stacks[str(data["seat"])] += data["amount"]
-            pot -= data["amount"]
-        elif kind == "pot_split":
-            for share in data["shares"]:
+        elif e["type"] == "pot_won":
+            stacks[str(e["data"]["seat"])] += e["data"]["amount"]
+            pot -= e["data"]["amount"]
+        elif e["type"] == "pot_split":
+            for share in e["data"]["shares"]:
                 stacks[str(share["seat"])] += share["amount"]
                 pot -= share["amount"]
-        elif kind == "reserve_opened":
-            pot += data["amount"]
-            reserve -= data["amount"]
+        elif e["type"] == "reserve_opened":
+            pot += e["data"]["amount"]
+            reserve -= e["data"]["amount"]
     assert after["pot"] - before["pot"] == pot
     assert after["reserve"] - before["reserve"] == reserve
     for key in set(before["seats"]) | set(after["seats"]) | set(stacks):
@@ -99,8 +101,8 @@ def check_events(before: dict[str, Any], after: dict[str, Any], events: list[Eve
         seen = cards_in(e["data"])
         if e["type"] == "showdown":
             shown = e["data"]["hands"]
-            assert set(shown) == set(deal["shown"])
-            assert seen == cards_in(deal["shown"])
+            assert set(shown) == set(table.deal_of(after)["shown"])
+            assert seen == cards_in(table.deal_of(after)["shown"])
             continue
         if e["visible_to"] is None:
             assert not seen, e
@@ -109,7 +111,7 @@ def check_events(before: dict[str, Any], after: dict[str, Any], events: list[Eve
             assert seen <= set(hands.get(str(e["visible_to"][0]), [])), e
 
 
-def check_views(state: dict[str, Any]) -> None:
+def check_views(state: GutsTable) -> None:
     deal = state["deal"]
     shown = cards_in(deal["shown"]) if deal is not None else set()
     assert cards_in(guts.view(state, None)) <= shown
@@ -118,7 +120,7 @@ def check_views(state: dict[str, Any]) -> None:
         own = set(deal["hands"].get(key, [])) if deal is not None else set()
         assert seen <= shown | own
         for other, cards in (deal["hands"] if deal is not None else {}).items():
-            if other != key and other not in deal["shown"]:
+            if other != key and other not in table.deal_of(state)["shown"]:
                 assert not seen & set(cards)
 
 
@@ -154,7 +156,7 @@ def test_random_play_keeps_every_invariant(options: dict[str, Any], data: st.Dat
                 state, events = guts.start(state, data.draw(seats), now, make_deck(rng))
             elif action == "declare":
                 choice = data.draw(st.sampled_from(["in", "in", "out", "pass"]))
-                pending = (guts.view(state, None)["pending"] or {}).get("seats") or []
+                pending = seats_pending(guts.view(state, None))
                 seat = data.draw(st.sampled_from(pending) | seats if pending else seats)
                 state, events = guts.declare(state, seat, choice, now)
             elif action == "deadline":

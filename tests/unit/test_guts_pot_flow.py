@@ -10,15 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gateway.games import guts
-from gateway.games.common import Event, Ranked
-from tests.support.games import make_deck
+from api.games import guts
+from api.games.common import Ranked
+from api.games.events import Event
+from api.games.state import GutsTable
+from api.games.table import deal_of
+from tests.support.events import data_of
+from tests.support.games import deadline_of, make_deck
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve"]
 T0 = 1000.0
 
 
-def started(players: int, stack: int = 100, **options: Any) -> dict[str, Any]:
+def started(players: int, stack: int = 100, **options: Any) -> GutsTable:
     state = guts.new_table(options, "t1", 0.0)
     for name in NAMES[:players]:
         state, _ = guts.sit(state, name, stack, 0.0)
@@ -27,12 +31,12 @@ def started(players: int, stack: int = 100, **options: Any) -> dict[str, Any]:
 
 
 def play(
-    state: dict[str, Any], ins: list[int], strengths: Mapping[str, int] | None = None
-) -> tuple[dict[str, Any], list[Event]]:
+    state: GutsTable, ins: list[int], strengths: Mapping[str, int] | None = None
+) -> tuple[GutsTable, list[Event]]:
     """Declare `ins` in and everyone else out, then settle any showdown with `strengths`."""
     events: list[Event] = []
-    now = state["deadline"] - 1
-    for seat in state["deal"]["players"]:
+    now = deadline_of(state) - 1
+    for seat in deal_of(state)["players"]:
         state, new = guts.declare(state, seat, "in" if seat in ins else "out", now)
         events += new
     if state["phase"] == "showdown":
@@ -45,21 +49,17 @@ def play(
     return state, events
 
 
-def next_deal(state: dict[str, Any]) -> tuple[dict[str, Any], list[Event]]:
+def next_deal(state: GutsTable) -> tuple[GutsTable, list[Event]]:
     deadline = guts.next_deadline(state)
     assert deadline is not None
     return guts.on_deadline(state, deadline, make_deck(state["hand_number"] + 1))
 
 
-def stacks(state: dict[str, Any]) -> dict[int, int]:
+def stacks(state: GutsTable) -> dict[int, int]:
     return {int(key): seat["stack"] for key, seat in state["seats"].items()}
 
 
-def of_type(events: list[Event], kind: str) -> list[dict[str, Any]]:
-    return [e["data"] for e in events if e["type"] == kind]
-
-
-def conserved(state: dict[str, Any]) -> bool:
+def conserved(state: GutsTable) -> bool:
     return guts.chips_on_table(state) == int(state["chips_bought"]) - int(state["chips_cashed"])
 
 
@@ -70,15 +70,15 @@ def test_monte_carlo_default() -> None:
     assert stacks(state) == {1: 99, 2: 99, 3: 99, 4: 99}
     # 2 and 3 in, 2 best: 2 takes 4 (103); 3 pays the pot as it stood, 4 (95) -> pot 4.
     state, events = play(state, [2, 3], {"2": 9, "3": 1})
-    assert of_type(events, "pot_won") == [{"seat": 2, "amount": 4, "pot": 0}]
-    assert of_type(events, "paid") == [
+    assert data_of(events, "pot_won") == [{"seat": 2, "amount": 4, "pot": 0}]
+    assert data_of(events, "paid") == [
         {"seat": 3, "owed": 4, "amount": 4, "to_pot": 4, "to_reserve": 0, "stack": 95}
     ]
     assert state["pot"] == 4
     assert stacks(state) == {1: 99, 2: 103, 3: 95, 4: 99}
     # Deal 2 (dealer 2): the pot is not empty, so nobody antes.
     state, events = next_deal(state)
-    assert of_type(events, "ante") == []
+    assert data_of(events, "ante") == []
     assert state["pot"] == 4
     assert state["dealer"] == 2
     # 1, 3 and 4 in, 4 best: 4 takes 4 (103); 1 and 3 pay 4 each (95, 91) -> pot 8.
@@ -88,13 +88,13 @@ def test_monte_carlo_default() -> None:
     # Deal 3: only 1 in: 1 takes 8 without showing (103); the pot is empty, game 1 ends.
     state, _ = next_deal(state)
     state, events = play(state, [1])
-    assert of_type(events, "showdown") == []
-    assert of_type(events, "game_ended") == [{"game_number": 1, "reason": "won"}]
+    assert data_of(events, "showdown") == []
+    assert data_of(events, "game_ended") == [{"game_number": 1, "reason": "won"}]
     assert state["pot"] == 0
     assert stacks(state) == {1: 103, 2: 103, 3: 91, 4: 103}
     # Deal 4 starts game 2: everyone antes again -> pot 4.
     state, events = next_deal(state)
-    assert of_type(events, "game_started") == [{"game_number": 2, "players": [1, 2, 3, 4]}]
+    assert data_of(events, "game_started") == [{"game_number": 2, "players": [1, 2, 3, 4]}]
     assert state["pot"] == 4
     assert stacks(state) == {1: 102, 2: 102, 3: 90, 4: 102}
     assert conserved(state)
@@ -111,7 +111,7 @@ def test_survivor_only_the_worst_pays() -> None:
     # pay 4 (99, 95) -> pot 8.
     state, _ = next_deal(state)
     state, events = play(state, [1, 2, 3], {"1": 1, "2": 1, "3": 9})
-    assert [p["seat"] for p in of_type(events, "paid")] == [1, 2]
+    assert [p["seat"] for p in data_of(events, "paid")] == [1, 2]
     assert state["pot"] == 8
     assert stacks(state) == {1: 99, 2: 95, 3: 99, 4: 99}
     assert conserved(state)
@@ -123,7 +123,7 @@ def test_tied_winners_split_with_the_odd_chip_to_the_dealers_left() -> None:
     # 1 and 2 tie for best and 3 loses: 3 is split 2 to seat 2 and 1 to seat 1; the
     # tied winners pay nothing and 3 pays 3 -> pot 3.
     state, events = play(state, [1, 2, 3], {"1": 7, "2": 7, "3": 2})
-    assert of_type(events, "pot_split") == [
+    assert data_of(events, "pot_split") == [
         {"shares": [{"seat": 2, "amount": 2}, {"seat": 1, "amount": 1}], "reason": "tie", "pot": 0}
     ]
     assert state["pot"] == 3
@@ -135,8 +135,8 @@ def test_when_every_in_player_ties_the_pot_is_shared_and_the_game_ends() -> None
     # 3 players, ante 1: pot 3. All three in with equal hands: 1 chip each, no loser.
     state = started(3)
     state, events = play(state, [1, 2, 3], {"1": 4, "2": 4, "3": 4})
-    assert of_type(events, "paid") == []
-    assert of_type(events, "game_ended") == [{"game_number": 1, "reason": "won"}]
+    assert data_of(events, "paid") == []
+    assert data_of(events, "game_ended") == [{"game_number": 1, "reason": "won"}]
     assert state["pot"] == 0
     assert stacks(state) == {1: 100, 2: 100, 3: 100}
     # The next deal starts game 2: everyone antes.
@@ -150,7 +150,7 @@ def test_nobody_in_with_all_out_ante() -> None:
     state = started(3, ante=2)
     # Nobody in: the pot stays at 6 and every player antes again at the next deal: 12.
     state, events = play(state, [])
-    assert of_type(events, "pot_carried") == [{"pot": 6, "reason": "nobody_in"}]
+    assert data_of(events, "pot_carried") == [{"pot": 6, "reason": "nobody_in"}]
     state, _ = next_deal(state)
     assert state["pot"] == 12
     assert stacks(state) == {1: 96, 2: 96, 3: 96}
@@ -167,7 +167,7 @@ def test_nobody_in_without_all_out_ante() -> None:
     state = started(3, ante=2, all_out_ante=False)
     state, _ = play(state, [])
     state, events = next_deal(state)
-    assert of_type(events, "ante") == []
+    assert data_of(events, "ante") == []
     assert state["pot"] == 6
     assert stacks(state) == {1: 98, 2: 98, 3: 98}
 
@@ -178,16 +178,16 @@ def test_wimp_the_best_hand_pays_an_ante_for_each_other_player() -> None:
     # Nobody in: all four hands are ranked and shown; 3 holds the best and pays one ante
     # on behalf of each of the 3 others: 3 chips (96) -> pot 7.
     state, events = play(state, [], {"1": 2, "2": 5, "3": 8, "4": 1})
-    shown = of_type(events, "showdown")
+    shown = data_of(events, "showdown")
     assert shown[0]["reason"] == "wimp"
     assert sorted(shown[0]["hands"]) == ["1", "2", "3", "4"]
-    assert of_type(events, "wimp_paid") == [
+    assert data_of(events, "wimp_paid") == [
         {"seat": 3, "owed": 3, "amount": 3, "to_pot": 3, "to_reserve": 0, "stack": 96}
     ]
     assert state["pot"] == 7
     # Nobody else antes at the next deal.
     state, events = next_deal(state)
-    assert of_type(events, "ante") == []
+    assert data_of(events, "ante") == []
     assert state["pot"] == 7
     assert stacks(state) == {1: 99, 2: 99, 3: 96, 4: 99}
     assert conserved(state)
@@ -198,7 +198,7 @@ def test_wimp_tie_for_best_the_first_from_the_dealers_left_pays() -> None:
     # left the order is 2, 3, 1, so 3 pays 2 antes: 4 chips -> pot 10.
     state = started(3, ante=2, wimp=True)
     state, events = play(state, [], {"1": 6, "2": 1, "3": 6})
-    assert of_type(events, "wimp_paid")[0]["seat"] == 3
+    assert data_of(events, "wimp_paid")[0]["seat"] == 3
     assert state["pot"] == 10
     assert stacks(state) == {1: 98, 2: 98, 3: 94}
 
@@ -210,7 +210,7 @@ def test_every_deal_ante_with_one_skipped_ante_after_matching_the_pot() -> None:
     state, _ = play(state, [2, 3], {"2": 9, "3": 1})
     # Deal 2: 1 and 2 ante (98, 101); 3 matched the pot, so it skips this ante -> pot 5.
     state, events = next_deal(state)
-    assert of_type(events, "ante_skipped") == [{"seat": 3}]
+    assert data_of(events, "ante_skipped") == [{"seat": 3}]
     assert state["pot"] == 5
     assert stacks(state) == {1: 98, 2: 101, 3: 96}
     # Nobody in: pot stays 5. Deal 3: everyone antes again, 3 included -> pot 8.
@@ -227,21 +227,21 @@ def test_ghost_lone_player_must_beat_the_ghost() -> None:
     # Only 2 in, but the ghost (7) beats it (5): nobody collects, 2 pays the pot 3 (96)
     # -> pot 6; both hands are shown.
     state, events = play(state, [2], {"2": 5, "ghost": 7})
-    assert sorted(of_type(events, "showdown")[0]["hands"]) == ["2", "ghost"]
-    assert of_type(events, "pot_carried") == [{"pot": 3, "reason": "ghost"}]
+    assert sorted(data_of(events, "showdown")[0]["hands"]) == ["2", "ghost"]
+    assert data_of(events, "pot_carried") == [{"pot": 3, "reason": "ghost"}]
     assert state["pot"] == 6
     assert stacks(state) == {1: 99, 2: 96, 3: 99}
     # Only 3 in and it ties the ghost: it neither wins nor pays; the pot stays 6.
     state, _ = next_deal(state)
     state, events = play(state, [3], {"3": 4, "ghost": 4})
-    assert of_type(events, "paid") == []
+    assert data_of(events, "paid") == []
     assert state["pot"] == 6
     # Only 1 in and it beats the ghost: 1 takes 6 (105); the game ends.
     state, _ = next_deal(state)
     state, events = play(state, [1], {"1": 9, "ghost": 2})
     assert state["pot"] == 0
     assert stacks(state) == {1: 105, 2: 96, 3: 99}
-    assert of_type(events, "game_ended")[0]["reason"] == "won"
+    assert data_of(events, "game_ended")[0]["reason"] == "won"
     assert conserved(state)
 
 
@@ -281,8 +281,8 @@ def test_cap_per_deal_limits_wins_and_payments() -> None:
     # keeps 3 + 5 = 8 and the game goes on.
     state, _ = next_deal(state)
     state, events = play(state, [3, 4], {"3": 1, "4": 9})
-    assert of_type(events, "pot_won") == [{"seat": 4, "amount": 5, "pot": 3}]
-    assert of_type(events, "paid")[0] == {
+    assert data_of(events, "pot_won") == [{"seat": 4, "amount": 5, "pot": 3}]
+    assert data_of(events, "paid")[0] == {
         "seat": 3,
         "owed": 5,
         "amount": 5,
@@ -296,10 +296,10 @@ def test_cap_per_deal_limits_wins_and_payments() -> None:
     # nobody antes at deal 4.
     state, _ = next_deal(state)
     state, events = play(state, [1])
-    assert of_type(events, "game_ended") == []
+    assert data_of(events, "game_ended") == []
     assert state["pot"] == 3
     state, events = next_deal(state)
-    assert of_type(events, "ante") == []
+    assert data_of(events, "ante") == []
     assert state["game_number"] == 1
     assert conserved(state)
 
@@ -309,13 +309,13 @@ def test_cap_per_deal_applies_to_each_tied_winner_and_the_wimp() -> None:
     # to 2 less the ante it paid this deal: 1 (98) -> pot 5.
     state = started(4, cap=2, wimp=True)
     state, events = play(state, [], {"1": 1, "2": 9, "3": 2, "4": 3})
-    assert of_type(events, "wimp_paid")[0]["amount"] == 1
+    assert data_of(events, "wimp_paid")[0]["amount"] == 1
     assert state["pot"] == 5
     # Next deal (nobody antes): 3 and 4 tie: shares 3 and 2 are capped at 2 each; the
     # pot keeps 1.
     state, _ = next_deal(state)
     state, events = play(state, [3, 4], {"3": 5, "4": 5})
-    assert of_type(events, "pot_split")[0]["shares"] == [
+    assert data_of(events, "pot_split")[0]["shares"] == [
         {"seat": 3, "amount": 2},
         {"seat": 4, "amount": 2},
     ]
@@ -330,16 +330,16 @@ def test_cap_per_deal_counts_the_ante_paid_in_the_deal() -> None:
     # 1, 2, 3 in, 2 best: 2 takes 5 of 6 (103, the pot keeps 1); 3 and 1 owe 6 and pay
     # 5 - 2 = 3 each (95) -> pot 7.
     state, events = play(state, [1, 2, 3], {"1": 1, "2": 9, "3": 2})
-    assert [(p["seat"], p["owed"], p["amount"]) for p in of_type(events, "paid")] == [
+    assert [(p["seat"], p["owed"], p["amount"]) for p in data_of(events, "paid")] == [
         (3, 3, 3),
         (1, 3, 3),
     ]
     assert state["pot"] == 7
     # Deal 2: nobody antes (the pot is not empty), so a loser may pay the whole cap.
     state, events = next_deal(state)
-    assert of_type(events, "ante") == []
+    assert data_of(events, "ante") == []
     state, events = play(state, [3, 1], {"3": 1, "1": 9})
-    assert [(p["seat"], p["owed"], p["amount"]) for p in of_type(events, "paid")] == [(3, 5, 5)]
+    assert [(p["seat"], p["owed"], p["amount"]) for p in data_of(events, "paid")] == [(3, 5, 5)]
     assert conserved(state)
 
 
@@ -350,7 +350,7 @@ def test_cap_reserve_overflow_and_reopening() -> None:
     # in the pot; 4 puts 1 in the pot (5) and 3 in the reserve; 1 puts all 4 in the
     # reserve -> pot 5, reserve 7.
     state, events = play(state, [1, 2, 3, 4], {"1": 1, "2": 9, "3": 2, "4": 3})
-    assert [(p["seat"], p["to_pot"], p["to_reserve"]) for p in of_type(events, "paid")] == [
+    assert [(p["seat"], p["to_pot"], p["to_reserve"]) for p in data_of(events, "paid")] == [
         (3, 4, 0),
         (4, 1, 3),
         (1, 0, 4),
@@ -365,15 +365,15 @@ def test_cap_reserve_overflow_and_reopening() -> None:
     # Deal 3, game 2: the reserve (7) holds at least the 4 the antes would bring, so 5 of
     # it opens the pot, 2 stay in the reserve and nobody antes.
     state, events = next_deal(state)
-    assert of_type(events, "reserve_opened") == [{"amount": 5, "pot": 5, "reserve": 2}]
-    assert of_type(events, "ante") == []
+    assert data_of(events, "reserve_opened") == [{"amount": 5, "pot": 5, "reserve": 2}]
+    assert data_of(events, "ante") == []
     assert stacks(state) == {1: 95, 2: 103, 3: 95, 4: 100}
     # A lone winner takes 5 and ends game 2; the reserve (2) is short of 4, so game 3
     # opens with antes as usual -> pot 4.
     state, _ = play(state, [1])
     state, events = next_deal(state)
-    assert of_type(events, "reserve_opened") == []
-    assert len(of_type(events, "ante")) == 4
+    assert data_of(events, "reserve_opened") == []
+    assert len(data_of(events, "ante")) == 4
     assert (state["pot"], state["reserve"]) == (4, 2)
     assert conserved(state)
 
@@ -411,7 +411,7 @@ def test_a_player_who_cannot_pay_in_full_pays_what_they_have() -> None:
     # chips -> pot 4.
     state, _ = next_deal(state)
     state, events = play(state, [1, 3], {"1": 9, "3": 1})
-    assert of_type(events, "paid")[0] == {
+    assert data_of(events, "paid")[0] == {
         "seat": 3,
         "owed": 12,
         "amount": 4,
@@ -424,12 +424,12 @@ def test_a_player_who_cannot_pay_in_full_pays_what_they_have() -> None:
     # Deal 6 (dealer 1): seat 3 is not dealt in. 1, 2 in, 2 takes 4 (109), 1 pays 4 (107) -> pot 4.
     state, _ = next_deal(state)
     assert state["dealer"] == 1
-    assert state["deal"]["players"] == [2, 1]
+    assert deal_of(state)["players"] == [2, 1]
     state, _ = play(state, [1, 2], {"1": 1, "2": 9})
     # Seat 3 rebuys 50 between deals and is dealt into deal 7 of the same game.
-    state, _ = guts.rebuy(state, 3, 50, state["deadline"] - 1)
+    state, _ = guts.rebuy(state, 3, 50, deadline_of(state) - 1)
     state, _ = next_deal(state)
-    assert 3 in state["deal"]["players"]
+    assert 3 in deal_of(state)["players"]
     assert state["game_number"] == 1
     assert state["pot"] == 4
     assert stacks(state) == {1: 107, 2: 109, 3: 50}
@@ -449,8 +449,8 @@ def test_without_rebuy_a_broke_player_leaves_when_the_game_ends() -> None:
     # 2 alone wins 1: the pot is empty, the game ends and seat 3 is removed.
     state, _ = next_deal(state)
     state, events = play(state, [2])
-    assert of_type(events, "left") == [{"seat": 3, "name": "Cy", "reason": "out_of_chips"}]
-    assert of_type(events, "cashed_out") == [{"seat": 3, "name": "Cy", "amount": 0}]
+    assert data_of(events, "left") == [{"seat": 3, "name": "Cy", "reason": "out_of_chips"}]
+    assert data_of(events, "cashed_out") == [{"seat": 3, "name": "Cy", "amount": 0}]
     assert conserved(state)
 
 
@@ -459,7 +459,7 @@ def test_the_deal_records_its_pot_flow() -> None:
     # 3 pays 3 (pot 3) and 1 pays 3 (1 to the pot, 2 to the reserve).
     state = started(3, cap=4, cap_mode="reserve")
     state, _ = play(state, [1, 2, 3], {"1": 1, "2": 9, "3": 2})
-    flow = [(f["kind"], f["seat"], f["amount"], f["target"]) for f in state["deal"]["flow"]]
+    flow = [(f["kind"], f["seat"], f["amount"], f["target"]) for f in deal_of(state)["flow"]]
     assert flow == [
         ("ante", 2, 1, "pot"),
         ("ante", 3, 1, "pot"),
@@ -469,5 +469,5 @@ def test_the_deal_records_its_pot_flow() -> None:
         ("loss", 1, 1, "pot"),
         ("loss", 1, 2, "reserve"),
     ]
-    assert state["deal"]["pot_at_start"] == 3
-    assert state["deal"]["outcome"] == "won"
+    assert deal_of(state)["pot_at_start"] == 3
+    assert deal_of(state)["outcome"] == "won"

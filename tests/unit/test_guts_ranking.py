@@ -1,4 +1,4 @@
-"""Guts ranking, checked over every 2- and 3-card hand (RULES.md, "Hand ranking")."""
+"""Guts ranking, checked over every 2- and 3-card hand (docs/rules.md, "Hand ranking")."""
 
 import collections
 import hashlib
@@ -26,7 +26,7 @@ SEQUENCES[frozenset({14, 2, 3})] = 3
 
 
 def reference_key(hand: Sequence[int]) -> tuple[int, ...]:
-    """RULES.md's 3-card order written plainly, independently of evaluator.guts."""
+    """docs/rules.md's 3-card order written plainly, independently of evaluator.guts."""
     ranks = sorted((card // 4 + 2 for card in hand), reverse=True)
     one_suit = len({card % 4 for card in hand}) == 1
     top = SEQUENCES.get(frozenset(ranks))
@@ -46,7 +46,7 @@ def reference_key(hand: Sequence[int]) -> tuple[int, ...]:
 
 
 def reference_key2(hand: Sequence[int]) -> tuple[int, ...]:
-    """RULES.md's 2-card order written plainly."""
+    """docs/rules.md's 2-card order written plainly."""
     high, low = sorted((card // 4 + 2 for card in hand), reverse=True)
     return (2, high) if high == low else (1, high, low)
 

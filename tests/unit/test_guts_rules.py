@@ -10,22 +10,33 @@ from typing import Any
 
 import pytest
 
-from gateway.games import guts
-from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
-from tests.support.games import assert_refused, commitment, make_deck, types
+from api.games import guts
+from api.games.common import FULL_DECK, Deck, Ranked, RuleError
+from api.games.events import Event
+from api.games.state import GutsTable
+from api.games.table import deal_of
+from tests.support.games import (
+    assert_refused,
+    commitment,
+    guts_deal,
+    guts_you,
+    make_deck,
+    pending_of,
+    types,
+)
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ida", "Jo"]
 T0 = 1000.0
 
 
-def seated(players: int, stack: int = 100, **options: Any) -> dict[str, Any]:
+def seated(players: int, stack: int = 100, **options: Any) -> GutsTable:
     state = guts.new_table(options, "t1", 0.0)
     for name in NAMES[:players]:
         state, _ = guts.sit(state, name, stack, 0.0)
     return state
 
 
-def started(players: int, stack: int = 100, **options: Any) -> dict[str, Any]:
+def started(players: int, stack: int = 100, **options: Any) -> GutsTable:
     state, _ = guts.start(seated(players, stack, **options), 1, T0, make_deck())
     return state
 
@@ -34,11 +45,9 @@ def ranks(strengths: Mapping[str, int]) -> dict[str, Ranked]:
     return {key: Ranked(value, "test", f"strength {value}") for key, value in strengths.items()}
 
 
-def declare_all(
-    state: dict[str, Any], choices: Mapping[int, str]
-) -> tuple[dict[str, Any], list[Event]]:
+def declare_all(state: GutsTable, choices: Mapping[int, str]) -> tuple[GutsTable, list[Event]]:
     events: list[Event] = []
-    for seat in state["deal"]["players"]:
+    for seat in deal_of(state)["players"]:
         if seat in choices:
             state, new = guts.declare(state, seat, choices[seat], T0 + 1)
             events += new
@@ -266,13 +275,13 @@ def test_a_player_seated_mid_game_waits_for_the_next_game() -> None:
     state, _ = declare_all(state, {2: "in", 3: "in", 1: "out"})
     state, _ = guts.settle(state, ranks({"2": 9, "3": 1}), T0 + 2)
     state, _ = guts.on_deadline(state, T0 + 10, make_deck(1))
-    assert 4 not in state["deal"]["players"]
+    assert 4 not in deal_of(state)["players"]
     assert guts.view(state, None)["seats"]["4"]["status"] == "waiting"
     # A lone winner empties the pot: the game ends and the next deal starts a new one.
     state, _ = declare_all(state, {3: "in", 1: "out", 2: "out"})
     state, events = guts.on_deadline(state, T0 + 20, make_deck(2))
     assert "game_started" in types(events)
-    assert 4 in state["deal"]["players"]
+    assert 4 in deal_of(state)["players"]
     assert state["seats"]["4"]["status"] == "playing"
 
 
@@ -338,7 +347,7 @@ def test_the_last_players_of_a_running_game_share_the_pot_when_they_leave() -> N
     ]
     cash = {e["data"]["seat"]: e["data"]["amount"] for e in events if e["type"] == "cashed_out"}
     assert cash == {1: 102, 2: 98}
-    assert state["deal"]["flow"][-2:] == [
+    assert deal_of(state)["flow"][-2:] == [
         {"kind": "share", "seat": 2, "amount": 1, "source": "pot", "target": "seat"},
         {"kind": "share", "seat": 1, "amount": 1, "source": "pot", "target": "seat"},
     ]
@@ -355,6 +364,7 @@ def test_the_last_player_leaving_between_deals_takes_the_pot() -> None:
     state, _ = guts.leave(state, 1, T0 + 2)
     state, events = guts.leave(state, 2, T0 + 2)
     assert types(events) == ["pot_split", "game_ended", "cashed_out", "left"]
+    assert events[2]["type"] == "cashed_out"
     assert events[2]["data"]["amount"] == 101
     assert guts.chips_on_table(state) == 0
 
@@ -428,8 +438,8 @@ def test_start_deals_the_first_hand() -> None:
     assert all(seat["status"] == "playing" for seat in state["seats"].values())
     deck = make_deck().cards
     # One card at a time from the dealer's left: seat 2 gets cards 0, 3, 6.
-    assert state["deal"]["hands"]["2"] == [deck[0], deck[3], deck[6]]
-    assert state["deal"]["hands"]["1"] == [deck[2], deck[5], deck[8]]
+    assert deal_of(state)["hands"]["2"] == [deck[0], deck[3], deck[6]]
+    assert deal_of(state)["hands"]["1"] == [deck[2], deck[5], deck[8]]
 
 
 def test_start_error_codes() -> None:
@@ -445,7 +455,7 @@ def test_start_error_codes() -> None:
 
 def test_two_card_guts_deals_two_cards_and_a_ghost_hand() -> None:
     state = started(3, cards=2, ghost=True)
-    hands = state["deal"]["hands"]
+    hands = deal_of(state)["hands"]
     assert sorted(hands) == ["1", "2", "3", "ghost"]
     assert all(len(cards) == 2 for cards in hands.values())
     # The ghost gets its card after the dealer in each round.
@@ -462,11 +472,11 @@ def test_simultaneous_declarations_stay_hidden_until_all_are_in() -> None:
         {"type": "declared", "data": {"seat": 2}, "visible_to": None},
         {"type": "your_declaration", "data": {"seat": 2, "choice": "in"}, "visible_to": [2]},
     ]
-    assert guts.view(state, 3)["deal"]["declarations"] == {}
-    assert guts.view(state, 3)["deal"]["declared"] == [2]
-    assert guts.view(state, 2)["you"]["declaration"] == "in"
-    assert guts.view(state, 3)["you"]["declaration"] is None
-    assert guts.view(state, None)["pending"]["seats"] == [3, 1]
+    assert guts_deal(guts.view(state, 3))["declarations"] == {}
+    assert guts_deal(guts.view(state, 3))["declared"] == [2]
+    assert guts_you(guts.view(state, 2))["declaration"] == "in"
+    assert guts_you(guts.view(state, 3))["declaration"] is None
+    assert pending_of(guts.view(state, None))["seats"] == [3, 1]
     state, _ = guts.declare(state, 3, "out", T0 + 1)
     state, events = guts.declare(state, 1, "out", T0 + 1)
     assert events[2] == {
@@ -474,7 +484,7 @@ def test_simultaneous_declarations_stay_hidden_until_all_are_in() -> None:
         "data": {"choices": {"2": "in", "3": "out", "1": "out"}},
         "visible_to": None,
     }
-    assert guts.view(state, None)["deal"]["declarations"] == {"2": "in", "3": "out", "1": "out"}
+    assert guts_deal(guts.view(state, None))["declarations"] == {"2": "in", "3": "out", "1": "out"}
 
 
 def test_declare_error_codes() -> None:
@@ -498,7 +508,7 @@ def test_declare_error_codes() -> None:
 
 def test_sequential_declaring_goes_round_from_the_dealers_left() -> None:
     state = started(3, declare="sequential")
-    assert state["deal"]["turn"] == 2
+    assert deal_of(state)["turn"] == 2
     assert state["deadline"] == T0 + 30
     assert_refused("not_your_turn", guts.declare, state, 3, "in", T0 + 1)
     state, events = guts.declare(state, 2, "in", T0 + 5)
@@ -506,7 +516,7 @@ def test_sequential_declaring_goes_round_from_the_dealers_left() -> None:
         {"type": "declared", "data": {"seat": 2, "choice": "in"}, "visible_to": None},
         {"type": "turn", "data": {"seat": 3, "deadline": T0 + 35}, "visible_to": None},
     ]
-    assert guts.view(state, 1)["deal"]["declarations"] == {"2": "in"}
+    assert guts_deal(guts.view(state, 1))["declarations"] == {"2": "in"}
     assert guts.view(state, 1)["pending"] == {
         "action": "declare",
         "seats": [3],
@@ -519,7 +529,7 @@ def test_sequential_declaring_goes_round_from_the_dealers_left() -> None:
         "data": {"seat": 3, "result": "out"},
         "visible_to": None,
     }
-    assert state["deal"]["turn"] == 1
+    assert deal_of(state)["turn"] == 1
     assert state["deadline"] == T0 + 70
     state, events = guts.declare(state, 1, "out", T0 + 41)
     assert "declarations_revealed" in types(events)
@@ -536,8 +546,8 @@ def test_late_is_out_in_simultaneous_mode() -> None:
     assert events == []
     state, events = guts.on_deadline(state, T0 + 30, make_deck(4))
     assert types(events)[:3] == ["timeout", "timeout", "declarations_revealed"]
-    assert state["deal"]["timeouts"] == [2, 3]
-    assert state["deal"]["declarations"] == {"1": "in", "2": "out", "3": "out"}
+    assert deal_of(state)["timeouts"] == [2, 3]
+    assert deal_of(state)["declarations"] == {"1": "in", "2": "out", "3": "out"}
     assert state["seats"]["1"]["stack"] == 102
 
 
@@ -550,7 +560,7 @@ def test_on_deadline_needs_a_deck_to_start_the_next_deal() -> None:
     state, _events = guts.on_deadline(state, T0 + 4, make_deck(8))
     assert state["phase"] == "declaring"
     assert state["hand_number"] == 2
-    assert state["deal"]["commitment"] == commitment(make_deck(8))
+    assert deal_of(state)["commitment"] == commitment(make_deck(8))
 
 
 def test_on_deadline_without_a_deadline_does_nothing() -> None:
@@ -569,7 +579,7 @@ def test_ranking_request_names_only_the_hands_needed() -> None:
     state = started(3, ghost=True)
     assert guts.ranking_request(state) is None
     state, _ = declare_all(state, {2: "in", 3: "out", 1: "in"})
-    hands = state["deal"]["hands"]
+    hands = deal_of(state)["hands"]
     assert guts.ranking_request(state) == {
         "2": hands["2"],
         "1": hands["1"],
@@ -591,15 +601,16 @@ def test_settle_shows_only_the_in_hands() -> None:
     state = started(3)
     state, _ = declare_all(state, {2: "in", 3: "in", 1: "out"})
     state, events = guts.settle(state, ranks({"2": 4, "3": 2, "ghost": 9}), T0 + 2)
+    assert events[0]["type"] == "showdown"
     shown = events[0]["data"]["hands"]
     assert sorted(shown) == ["2", "3"]
     assert shown["2"] == {
-        "cards": state["deal"]["hands"]["2"],
+        "cards": deal_of(state)["hands"]["2"],
         "strength": 4,
         "category": "test",
         "description": "strength 4",
     }
-    public = guts.view(state, None)["deal"]
+    public = guts_deal(guts.view(state, None))
     assert sorted(public["shown"]) == ["2", "3"]
     assert sorted(public["ranks"]) == ["2", "3"]
 
@@ -634,11 +645,11 @@ def test_the_dealer_moves_one_seat_left_each_deal_skipping_empty_seats() -> None
     dealers = [state["dealer"]]
     state, _ = guts.leave(state, 3, T0)  # leaves when this deal ends
     for deal in range(1, 5):
-        state, _ = declare_all(state, dict.fromkeys(state["deal"]["players"], "out"))
+        state, _ = declare_all(state, dict.fromkeys(deal_of(state)["players"], "out"))
         state, _ = guts.on_deadline(state, T0 + 10 * deal, make_deck(deal))
         dealers.append(state["dealer"])
     assert dealers == [1, 2, 4, 1, 2]
-    assert state["deal"]["players"] == [4, 1, 2]
+    assert deal_of(state)["players"] == [4, 1, 2]
 
 
 def test_a_seat_out_of_chips_is_not_dealt_in_and_leaves_at_game_end() -> None:
@@ -646,11 +657,11 @@ def test_a_seat_out_of_chips_is_not_dealt_in_and_leaves_at_game_end() -> None:
     state, _ = guts.sit(state, "Poor", 1, 0.0)
     state, _ = guts.start(state, 1, T0, make_deck())
     assert state["seats"]["3"]["stack"] == 0
-    assert 3 in state["deal"]["players"]
+    assert 3 in deal_of(state)["players"]
     # Seat 3 paid its last chip as ante and still plays: out, the pot carries.
     state, _ = declare_all(state, {2: "out", 3: "out", 1: "out"})
     state, _ = guts.on_deadline(state, T0 + 10, make_deck(1))
-    assert state["deal"]["players"] == [1, 2]
+    assert deal_of(state)["players"] == [1, 2]
     assert guts.view(state, 2)["seats"]["3"]["out_of_chips"]
     state, events = declare_all(state, {1: "in", 2: "out"})
     assert [e["data"] for e in events if e["type"] == "left"] == [
@@ -664,6 +675,8 @@ def test_too_few_funded_players_abandon_the_game_and_the_table_waits() -> None:
     state, _ = guts.leave(state, 2, T0 + 2)
     state, events = guts.on_deadline(state, T0 + 10, make_deck(1))
     assert types(events) == ["pot_split", "game_ended", "phase"]
+    assert events[0]["type"] == "pot_split"
+    assert events[1]["type"] == "game_ended"
     assert events[0]["data"]["shares"] == [{"seat": 1, "amount": 2}]
     assert events[1]["data"]["reason"] == "not_enough_players"
     assert state["phase"] == "waiting"
@@ -672,7 +685,7 @@ def test_too_few_funded_players_abandon_the_game_and_the_table_waits() -> None:
 
 
 def test_an_abandoned_pot_goes_to_the_seats_with_chips_and_the_broke_leave() -> None:
-    """RULES.md, A deal, 7: a player out of chips leaves at the end of the game."""
+    """docs/rules.md, A deal, 7: a player out of chips leaves at the end of the game."""
     state = guts.new_table({"min_buy_in": 1, "rebuy": False}, "t1", 0.0)
     state, _ = guts.sit(state, "Ann", 100, 0.0)
     state, _ = guts.sit(state, "Bob", 2, 0.0)
@@ -688,6 +701,7 @@ def test_an_abandoned_pot_goes_to_the_seats_with_chips_and_the_broke_leave() -> 
     # the next deal cannot start with one seat holding chips: the pot goes to Ann only
     state, events = guts.on_deadline(state, T0 + 10, make_deck(1))
     assert types(events)[:3] == ["pot_split", "game_ended", "cashed_out"]
+    assert events[0]["type"] == "pot_split"
     assert events[0]["data"]["shares"] == [{"seat": 1, "amount": 1}]
     assert [e["data"] for e in events if e["type"] == "left"] == [
         {"seat": 2, "name": "Bob", "reason": "out_of_chips"}
@@ -702,11 +716,11 @@ def test_an_abandoned_pot_goes_to_the_seats_with_chips_and_the_broke_leave() -> 
 
 def test_views_never_show_another_seats_cards() -> None:
     state = started(3)
-    hands = state["deal"]["hands"]
+    hands = deal_of(state)["hands"]
     spectator = json.dumps(guts.view(state, None))
     assert guts.view(state, None)["you"] is None
     mine = guts.view(state, 2)
-    assert mine["you"]["cards"] == hands["2"]
+    assert guts_you(mine)["cards"] == hands["2"]
     for key, cards in hands.items():
         for card in cards:
             assert f'"{card}"' not in spectator
@@ -733,7 +747,7 @@ def test_the_view_shows_the_public_table() -> None:
     assert public["pot"] == 3
     assert public["reserve"] == 0
     assert public["dealer"] == 1
-    assert public["deal"]["commitment"] == commitment(make_deck())
+    assert guts_deal(public)["commitment"] == commitment(make_deck())
     assert public["seats"]["1"] == {
         "seat": 1,
         "name": "Ann",
@@ -776,21 +790,21 @@ def test_no_event_shows_another_seats_cards_before_the_showdown(options: dict[st
     state, events = guts.start(state, 1, T0, make_deck())
     log = list(events)
     for deal in range(12):
-        for seat in list(state["deal"]["players"]):
+        for seat in list(deal_of(state)["players"]):
             state, events = guts.declare(state, seat, rng.choice(["in", "out"]), T0 + 1)
             log += events
         if state["phase"] == "showdown":
             request = guts.ranking_request(state) or {}
             state, events = guts.settle(state, ranks({k: rng.randint(0, 2) for k in request}), T0)
             log += events
-        shown = state["deal"]["shown"]
-        hands = state["deal"]["hands"]
-        wimp = state["deal"]["showdown_reason"] == "wimp"
+        shown = deal_of(state)["shown"]
+        hands = deal_of(state)["hands"]
+        wimp = deal_of(state)["showdown_reason"] == "wimp"
         for entry in log:
             seen = _cards(entry["data"])
             if entry["type"] == "showdown":
                 assert seen == _cards(shown)
-                ins = {k for k, c in state["deal"]["declarations"].items() if c == "in"}
+                ins = {k for k, c in deal_of(state)["declarations"].items() if c == "in"}
                 assert wimp or set(shown) <= ins | {"ghost"}
             elif entry["visible_to"] is None:
                 assert not seen, entry

@@ -1,4 +1,4 @@
-"""The heartbeat file and its probe (gateway.runtime.heartbeat)."""
+"""The heartbeat file and its probe (api.runtime.heartbeat)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.runtime import heartbeat
+from api.runtime import heartbeat
 
 
 def test_a_beat_creates_the_file_and_renews_its_time(tmp_path: Path) -> None:
@@ -41,6 +41,4 @@ def test_the_probe_exits_0_1_or_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert heartbeat.main([path, "10"]) == 0
     for bad in ([path], [path, "soon"], [path, "0"], [path, "-5"], [path, "nan"]):
         assert heartbeat.main(bad) == 2
-    assert (
-        "usage: python -m gateway.runtime.heartbeat FILE MAX_AGE_SECONDS" in capsys.readouterr().err
-    )
+    assert "usage: python -m api.runtime.heartbeat FILE MAX_AGE_SECONDS" in capsys.readouterr().err

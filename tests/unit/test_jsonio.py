@@ -1,4 +1,4 @@
-"""gateway.jsonio: the gateway's JSON text, as the standard library would read it."""
+"""api.jsonio: the gateway's JSON text, as the standard library would read it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway import jsonio
+from api import jsonio
 
 JSON_VALUES = st.recursive(
     st.none()

@@ -5,19 +5,19 @@ from __future__ import annotations
 import pytest
 import werkzeug.exceptions
 
+from api import jsonio
+from api.errors import ApiError, Moment, problem, table_not_found
+from api.games.common import RuleError
+from api.http.pipeline import negotiate
+from api.http.problems import problem_body, problem_of
+from api.http.schemas import parse_json_body
+from api.i18n import LANGUAGES, hands
+from api.i18n.bodies import localise, localise_body
+from api.i18n.catalogs import say, say_plural
+from api.i18n.events import LINES, event_line
+from api.i18n.page import page_catalog
 from evaluator.guts import describe_guts as evaluator_guts
 from evaluator.paiute import describe_paiute as evaluator_paiute
-from gateway import jsonio
-from gateway.errors import ApiError, problem, table_not_found
-from gateway.games.common import RuleError
-from gateway.http.language import negotiate, problem_body
-from gateway.http.problems import problem_of
-from gateway.http.schemas import parse_json_body
-from gateway.i18n import LANGUAGES, hands
-from gateway.i18n.bodies import localise, localise_body
-from gateway.i18n.catalogs import say, say_plural
-from gateway.i18n.events import LINES, event_line
-from gateway.i18n.page import page_catalog
 
 TRANSLATED = [language for language in LANGUAGES if language != "en"]
 
@@ -177,6 +177,20 @@ def test_problems_keep_their_code_and_type_in_every_language() -> None:
     assert problem_body(table_not_found("t_x"), "/v1/x", "en")["detail"] == (
         "No table 't_x' exists."
     )
+
+
+def test_a_moment_is_written_as_each_language_writes_a_date() -> None:
+    error = problem(
+        "limit_cooling",
+        "This increase can be confirmed once its cooling period is over, at {from_at}.",
+        extra={"from_at": 1_796_435_100.0},
+        from_at=Moment(1_796_435_100.0),
+    )
+    assert error.detail.endswith("at 2026-12-05 01:45 UTC.")
+    said = {language: problem_body(error, "/v1/x", language)["detail"] for language in TRANSLATED}
+    assert "2026. dec. 5. 1:45:00 UTC" in said["hu"]
+    assert "5. dets 2026 01:45:00 UTC" in said["et"]
+    assert all("1796435100" not in detail and "T01:45" not in detail for detail in said.values())
 
 
 def test_a_rule_error_keeps_its_english_detail() -> None:

@@ -1,4 +1,4 @@
-"""gateway.service.ledger: transfers, and the audit finding every kind of discrepancy."""
+"""api.service.ledger: transfers, and the audit finding every kind of discrepancy."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from gateway.service import ledger
-from gateway.service.ledger import (
+from api.adapters.wallets import Entry, Transfer
+from api.service import ledger
+from api.service.ledger import (
     HOUSE,
     MAX_AMOUNT,
     Snapshot,
@@ -22,7 +23,7 @@ from gateway.service.ledger import (
 NOW = 1_800_000_000.0
 
 
-def entry(transfer: dict[str, Any], balance: int) -> dict[str, Any]:
+def entry(transfer: Transfer, balance: int) -> Entry:
     return {**transfer, "balance": balance}
 
 

@@ -1,4 +1,4 @@
-"""gateway/http/openapi.yaml: a valid OpenAPI 3.1 document whose examples match its schemas."""
+"""api/http/openapi.yaml: a valid OpenAPI 3.1 document whose examples match its schemas."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from gateway.errors import PROBLEM_CODES, RULE_ERROR_DEFAULT_STATUS, RULE_ERROR_STATUS
-from gateway.games import guts
-from gateway.http.docs import docs_blueprint, swagger_ui_version
-from gateway.http.schemas import OPENAPI_PATH, StrictValidator, openapi_document, parse_json_body
+from api.errors import PROBLEM_CODES, RULE_ERROR_DEFAULT_STATUS, RULE_ERROR_STATUS
+from api.games import guts
+from api.http.docs import docs_blueprint, swagger_ui_version
+from api.http.schemas import OPENAPI_PATH, StrictValidator, openapi_document, parse_json_body
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 DOCUMENT_URI = "urn:test:openapi"
@@ -28,9 +28,16 @@ REQUEST_SCHEMAS = (
     "CreatePlayer",
     "CreateTable",
     "TakeSeat",
+    "QuickSeat",
     "Action",
     "EvaluateRequest",
     "WalletTransfer",
+    "SeatBot",
+    "SetLimit",
+    "LimitSlot",
+    "Exclude",
+    "SessionSettings",
+    "SessionSetting",
 )
 # Who may call what: the security requirements of each operation, by operationId.
 Requirements = list[dict[str, list[str]]]
@@ -50,7 +57,25 @@ SECURITY = {
     "listTables": READ,
     "getTable": READ,
     "takeSeat": PLAYER,
-    "leaveSeat": ACTOR,
+    "quickSeat": PLAYER,
+    "leaveSeat": [*ACTOR, *OPERATOR],
+    "closeTable": [*PLAYER, *OPERATOR],
+    "getMyLimits": PLAYER,
+    "setMyLimit": PLAYER,
+    "confirmMyLimit": PLAYER,
+    "getPlayerLimits": OPERATOR,
+    "setPlayerLimit": OPERATOR,
+    "getMyExclusion": PLAYER,
+    "excludeMe": PLAYER,
+    "listExclusions": OPERATOR,
+    "listMyDeals": PLAYER,
+    "exportMyDeals": PLAYER,
+    "getMyDeal": PLAYER,
+    "exportHand": READ,
+    "getPlayerOverview": OPERATOR,
+    "getMySession": PLAYER,
+    "setMySession": PLAYER,
+    "confirmMySession": PLAYER,
     "performAction": ACTOR,
     "listEvents": READ,
     "streamEvents": READ,
@@ -68,6 +93,9 @@ SECURITY = {
     "getMetrics": PUBLIC,
     "getOpenApiDocument": PUBLIC,
     "getDocs": PUBLIC,
+    "seatBot": [*PLAYER, {"operatorKey": []}],
+    "removeBot": [*PLAYER, {"operatorKey": []}],
+    "listBotStrategies": PUBLIC,
 }
 # The operator's API: every operation takes an operator key.
 OPERATOR_API = (
@@ -105,6 +133,15 @@ CREDENTIAL_CODES = {
     "player_not_found": ("getMe", "depositChips", "withdrawChips", "getPlayerLedger"),
     "key_not_found": ("revokeKey",),
     "already_seated": ("takeSeat",),
+    "not_table_creator": ("closeTable",),
+    "table_started": ("closeTable",),
+    "table_closing": ("takeSeat",),
+    "limit_reached": ("takeSeat", "depositChips"),
+    "limit_cooling": ("confirmMyLimit", "confirmMySession"),
+    "nothing_to_confirm": ("confirmMyLimit", "confirmMySession"),
+    "player_excluded": ("takeSeat", "depositChips"),
+    "exclusion_shorter": ("excludeMe",),
+    "session_limit_reached": ("takeSeat",),
     "too_many_keys": ("addKey",),
     "insufficient_funds": ("takeSeat", "performAction", "withdrawChips"),
     "quota_exceeded": ("createTable", "streamEvents"),
@@ -206,7 +243,7 @@ def test_every_operation_is_complete(document: dict[str, Any]) -> None:
         assert "500" in operation["responses"], where
         ids.append(operation["operationId"])
     assert len(ids) == len(set(ids))
-    assert len(ids) == 28
+    assert len(ids) == 49
 
 
 def test_every_operation_says_who_may_call_it(document: dict[str, Any]) -> None:
@@ -265,9 +302,12 @@ def test_the_credentials_refusals_are_in_the_answers(document: dict[str, Any]) -
             answered = answered_codes(document, operation)
             assert answered.get("identity_provider_unavailable") == 503, (method, path)
     # what needs no credential ignores one that does not hold: none answers 401 or 403
-    # but the stream, for its ticket
+    # but the stream, for its ticket, and the lobby, whose `mine=true` is a player's
     for path, method, operation in operations(document):
-        if {} not in operation["security"] or operation["operationId"] == "createPlayer":
+        if {} not in operation["security"] or operation["operationId"] in {
+            "createPlayer",
+            "listTables",
+        }:
             continue
         answered = answered_codes(document, operation)
         refused = {code for code, status in answered.items() if status in (401, 403)}

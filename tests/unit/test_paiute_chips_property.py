@@ -9,13 +9,16 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.games import paiute
-from gateway.games.common import FULL_DECK, Event, RuleError
+from api.games import paiute
+from api.games.common import FULL_DECK, RuleError
+from api.games.events import Event
+from api.games.state import PaiuteDeal, PaiuteTable
 from tests.support.games import PAIUTE_CODES as CODES
 from tests.support.games import cards_in, stack_of
 from tests.support.strategies import PAIUTE_ACTIONS as ACTIONS
@@ -24,7 +27,7 @@ from tests.support.strategies import PAIUTE_OPTIONS as OPTIONS
 from tests.support.strategies import paiute_move as play_move
 
 
-def public_cards(deal: dict[str, Any]) -> set[str]:
+def public_cards(deal: PaiuteDeal) -> set[str]:
     """The cards everyone has seen face up and may still see where they lie."""
     seen = set(deal["discard_pile"]) | cards_in(deal["claims"]) | {deal["wild_card"]}
     drawn = deal["drawn"]
@@ -33,7 +36,7 @@ def public_cards(deal: dict[str, Any]) -> set[str]:
     return seen
 
 
-def check_invariants(state: dict[str, Any]) -> None:
+def check_invariants(state: PaiuteTable) -> None:
     assert json.loads(json.dumps(state)) == state
     amounts = [state["pot"], *(seat["stack"] for seat in state["seats"].values())]
     assert all(type(amount) is int and amount >= 0 for amount in amounts)
@@ -62,28 +65,28 @@ def check_invariants(state: dict[str, Any]) -> None:
         assert deal["shown"]
 
 
-def check_events(before: dict[str, Any], after: dict[str, Any], events: list[Event]) -> None:
+def check_events(before: PaiuteTable, after: PaiuteTable, events: list[Event]) -> None:
     """Every chip movement is in the log, and no event shows a card it should not."""
     assert json.loads(json.dumps(events)) == events
     # (seat, change of its stack, change of the pot) for every chip movement logged.
     moves: list[tuple[Any, int, int]] = []
     for e in events:
-        kind, data = e["type"], e["data"]
-        if kind == "ante":
+        if e["type"] == "ante":
+            data = e["data"]
             assert data["amount"] == data["to_pot"] <= data["owed"]
             moves.append((data["seat"], -data["amount"], data["amount"]))
-        elif kind == "pot_won":
-            moves.append((data["seat"], data["amount"], -data["amount"]))
-        elif kind == "pot_split":
+        elif e["type"] == "pot_won":
+            moves.append((e["data"]["seat"], e["data"]["amount"], -e["data"]["amount"]))
+        elif e["type"] == "pot_split":
             moves += [
-                (share["seat"], share["amount"], -share["amount"]) for share in data["shares"]
+                (share["seat"], share["amount"], -share["amount"]) for share in e["data"]["shares"]
             ]
-        elif kind == "seated":
-            moves.append((data["seat"], data["stack"], 0))
-        elif kind == "rebought":
-            moves.append((data["seat"], data["amount"], 0))
-        elif kind == "cashed_out":
-            moves.append((data["seat"], -data["amount"], 0))
+        elif e["type"] == "seated":
+            moves.append((e["data"]["seat"], e["data"]["stack"], 0))
+        elif e["type"] == "rebought":
+            moves.append((e["data"]["seat"], e["data"]["amount"], 0))
+        elif e["type"] == "cashed_out":
+            moves.append((e["data"]["seat"], -e["data"]["amount"], 0))
     assert after["pot"] - before["pot"] == sum(pot for _, _, pot in moves)
     stacks: Counter[str] = Counter()
     for seat, change, _ in moves:
@@ -107,7 +110,8 @@ def check_events(before: dict[str, Any], after: dict[str, Any], events: list[Eve
         if e["type"] == "reshuffled":
             assert isinstance(e["data"]["stock"], int)
         if e["visible_to"] is not None:
-            holder = e["data"]["seat"]
+            private: Mapping[str, object] = e["data"]  # every kind shown to one seat names it
+            holder = private["seat"]
             assert e["visible_to"] == [holder]
             assert seen <= set(deal["hands"][str(holder)]) | public
             assert not seen & stock
@@ -117,7 +121,7 @@ def check_events(before: dict[str, Any], after: dict[str, Any], events: list[Eve
             assert seen <= public, e
 
 
-def check_views(state: dict[str, Any]) -> None:
+def check_views(state: PaiuteTable) -> None:
     deal = state["deal"]
     for seat in [None, *(int(key) for key in state["seats"])]:
         shown = paiute.view(state, seat)

@@ -1,4 +1,4 @@
-"""Paiute winning combinations (RULES.md), proved against a brute-force oracle.
+"""Paiute winning combinations (docs/rules.md), proved against a brute-force oracle.
 
 The oracle knows nothing of the evaluator's reasoning: it gives every wild card every one
 of the 52 cards (a card of the hand included), takes the cards as they then are, and

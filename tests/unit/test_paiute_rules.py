@@ -10,9 +10,21 @@ from typing import Any
 
 import pytest
 
-from gateway.games import fairness, paiute
-from gateway.games.common import FULL_DECK, Deck, Event, Ranked, RuleError
-from tests.support.games import assert_refused, commitment, make_deck, types
+from api.games import fairness, paiute
+from api.games.common import FULL_DECK, Deck, Ranked, RuleError
+from api.games.state import PaiuteTable
+from api.games.table import deal_of
+from tests.support.events import data_of
+from tests.support.games import (
+    assert_refused,
+    commitment,
+    make_deck,
+    paiute_deal,
+    paiute_you,
+    pending_of,
+    turn_of,
+    types,
+)
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve"]
 T0 = 1000.0
@@ -48,30 +60,24 @@ def stacked(
 THREE = stacked([HAND_2, HAND_3, HAND_1], stock=STOCK_TOP)
 
 
-def seated(players: int, stack: int = 100, **options: Any) -> dict[str, Any]:
+def seated(players: int, stack: int = 100, **options: Any) -> PaiuteTable:
     state = paiute.new_table(options, "t1", 0.0)
     for name in NAMES[:players]:
         state, _ = paiute.sit(state, name, stack, 0.0)
     return state
 
 
-def started(
-    players: int = 3, deck: Deck = THREE, stack: int = 100, **options: Any
-) -> dict[str, Any]:
+def started(players: int = 3, deck: Deck = THREE, stack: int = 100, **options: Any) -> PaiuteTable:
     state, _ = paiute.start(seated(players, stack, **options), 1, T0, deck)
     return state
 
 
-def data(events: list[Event], kind: str) -> list[dict[str, Any]]:
-    return [e["data"] for e in events if e["type"] == kind]
-
-
-def hand(state: dict[str, Any], seat: int) -> list[str]:
-    cards: list[str] = state["deal"]["hands"][str(seat)]
+def hand(state: PaiuteTable, seat: int) -> list[str]:
+    cards: list[str] = deal_of(state)["hands"][str(seat)]
     return cards
 
 
-def play(state: dict[str, Any], seat: int, now: float = T0 + 1) -> dict[str, Any]:
+def play(state: PaiuteTable, seat: int, now: float = T0 + 1) -> PaiuteTable:
     """One plain turn: draw from the stock and throw that card away."""
     state, _ = paiute.draw(state, seat, "stock", now)
     state, _ = paiute.discard(state, seat, hand(state, seat)[-1], now)
@@ -188,6 +194,7 @@ def test_seat_moves_follow_the_guts_rules() -> None:
     assert events[0]["data"] == {"seat": 1, "amount": 50, "stack": 150}
     state, events = paiute.leave(state, 1, 0.0)
     assert types(events) == ["cashed_out", "left"]
+    assert events[0]["type"] == "cashed_out"
     assert events[0]["data"]["amount"] == 150
     assert paiute.chips_on_table(state) == state["chips_bought"] - state["chips_cashed"] == 100
 
@@ -206,6 +213,7 @@ def test_rebuy_waits_until_the_deal_is_settled() -> None:
     assert_refused("game_in_progress", paiute.rebuy, state, 2, 10, T0)
     state, _ = paiute.sit(state, "Late", 50, T0)
     state, events = paiute.rebuy(state, 4, 10, T0)
+    assert events[0]["type"] == "rebought"
     assert events[0]["data"]["stack"] == 60
 
 
@@ -245,10 +253,10 @@ def test_start_antes_deals_and_turns_up_the_wild_card() -> None:
         "data": {"seat": 2, "cards": HAND_2},
         "visible_to": [2],
     }
-    assert data(events, "wild_card") == [{"card": "Js", "rank": 11}]
-    assert data(events, "discard_started") == [{"card": "As"}]
+    assert data_of(events, "wild_card") == [{"card": "Js", "rank": 11}]
+    assert data_of(events, "discard_started") == [{"card": "As"}]
     assert events[-1]["data"] == {"seat": 2, "deadline": T0 + 30}
-    deal = state["deal"]
+    deal = deal_of(state)
     assert (hand(state, 2), hand(state, 3), hand(state, 1)) == (HAND_2, HAND_3, HAND_1)
     assert deal["wild_card"] == "Js"
     assert paiute.wild_rank(state) == 11
@@ -257,7 +265,7 @@ def test_start_antes_deals_and_turns_up_the_wild_card() -> None:
     assert deal["stock"][: len(STOCK_TOP)] == STOCK_TOP
     assert state["phase"] == "playing"
     assert state["pot"] == 3
-    assert state["deal"]["pot_at_start"] == 3
+    assert deal_of(state)["pot_at_start"] == 3
     assert state["deadline"] == T0 + 30
     assert json.loads(json.dumps(state)) == state
 
@@ -267,7 +275,7 @@ def test_an_ace_wild_card_is_rank_14_and_a_short_stack_antes_what_it_has() -> No
     state, _ = paiute.sit(state, "Poor", 3, 0.0)
     state, events = paiute.start(state, 1, T0, stacked([HAND_1, HAND_3], wild="Ac"))
     assert paiute.wild_rank(state) == 14
-    assert data(events, "ante")[0] == {
+    assert data_of(events, "ante")[0] == {
         "seat": 2,
         "owed": 5,
         "amount": 3,
@@ -276,7 +284,7 @@ def test_an_ace_wild_card_is_rank_14_and_a_short_stack_antes_what_it_has() -> No
         "stack": 0,
     }
     assert state["pot"] == 8
-    assert state["deal"]["players"] == [2, 1]
+    assert deal_of(state)["players"] == [2, 1]
 
 
 # --------------------------------------------------------------------------- turns
@@ -289,7 +297,7 @@ def test_drawing_from_the_stock_is_seen_only_by_the_drawer() -> None:
         {"type": "drew_card", "data": {"seat": 2, "card": "6c"}, "visible_to": [2]},
     ]
     assert hand(state, 2) == [*HAND_2, "6c"]
-    assert state["deal"]["drawn"] == {"card": "6c", "source": "stock"}
+    assert deal_of(state)["drawn"] == {"card": "6c", "source": "stock"}
     assert paiute.view(state, 2)["you"] == {
         "seat": 2,
         "cards": [*HAND_2, "6c"],
@@ -297,7 +305,7 @@ def test_drawing_from_the_stock_is_seen_only_by_the_drawer() -> None:
     }
     assert '"6c"' not in json.dumps(paiute.view(state, 3))
     assert '"6c"' not in json.dumps(paiute.view(state, None))
-    public = paiute.view(state, None)["deal"]
+    public = paiute_deal(paiute.view(state, None))
     assert public["drawn"] == {"seat": 2, "source": "stock", "card": None}
     assert public["hand_sizes"] == {"2": 6, "3": 5, "1": 5}
     assert paiute.view(state, None)["pending"] == {
@@ -308,7 +316,7 @@ def test_drawing_from_the_stock_is_seen_only_by_the_drawer() -> None:
     # The card drawn may be thrown away at once.
     state, events = paiute.discard(state, 2, "6c", T0 + 2)
     assert events[0]["data"] == {"seat": 2, "card": "6c"}
-    assert state["deal"]["discard_pile"] == ["As", "6c"]
+    assert deal_of(state)["discard_pile"] == ["As", "6c"]
 
 
 def test_a_card_taken_from_the_discard_pile_cannot_go_straight_back() -> None:
@@ -316,15 +324,19 @@ def test_a_card_taken_from_the_discard_pile_cannot_go_straight_back() -> None:
     assert events == [
         {"type": "drew", "data": {"seat": 2, "source": "discard", "card": "As"}, "visible_to": None}
     ]
-    assert state["deal"]["discard_pile"] == []
-    assert paiute.view(state, 3)["deal"]["drawn"] == {"seat": 2, "source": "discard", "card": "As"}
+    assert deal_of(state)["discard_pile"] == []
+    assert paiute_deal(paiute.view(state, 3))["drawn"] == {
+        "seat": 2,
+        "source": "discard",
+        "card": "As",
+    }
     assert_refused("cannot_discard_drawn", paiute.discard, state, 2, "As", T0 + 2)
     state, events = paiute.discard(state, 2, "Kd", T0 + 5)
     assert types(events) == ["discarded", "turn"]
     assert events[1]["data"] == {"seat": 3, "deadline": T0 + 35}
     assert hand(state, 2) == ["Ah", "Ad", "Ac", "Kh", "As"]
-    assert state["deal"]["discard_pile"] == ["Kd"]
-    assert state["deal"]["turn"] == 3
+    assert deal_of(state)["discard_pile"] == ["Kd"]
+    assert deal_of(state)["turn"] == 3
     assert state["deadline"] == T0 + 35
 
 
@@ -332,10 +344,10 @@ def test_turns_go_clockwise_from_the_dealers_left_and_wrap() -> None:
     state = started()
     turns = []
     for _ in range(7):
-        seat = state["deal"]["turn"]
+        seat = turn_of(state)
         turns.append(seat)
         state = play(state, seat)
-        assert all(len(cards) == 5 for cards in state["deal"]["hands"].values())
+        assert all(len(cards) == 5 for cards in deal_of(state)["hands"].values())
     assert turns == [2, 3, 1, 2, 3, 1, 2]
 
 
@@ -363,8 +375,8 @@ def test_an_empty_discard_pile_cannot_be_drawn_from() -> None:
     state, _ = paiute.draw(started(), 2, "discard", T0 + 1)
     # Six cards shown, nothing discarded: the pile stays empty for the last turns.
     state, _ = paiute.call(state, 2, [*HAND_2, "As"], None, STRONG, T0 + 2)
-    assert state["deal"]["discard_pile"] == []
-    assert paiute.view(state, None)["deal"]["discard_top"] is None
+    assert deal_of(state)["discard_pile"] == []
+    assert paiute_deal(paiute.view(state, None))["discard_top"] is None
     assert_refused("empty_discard_pile", paiute.draw, state, 3, "discard", T0 + 3)
     state, _ = paiute.draw(state, 3, "stock", T0 + 3)
     assert hand(state, 3)[-1] == "6c"
@@ -390,12 +402,12 @@ def test_a_five_card_call_discards_the_sixth_and_gives_last_turns_up_to_the_deal
     }
     assert events[1]["data"] == {"phase": "last_turns", "deadline": T0 + 33}
     assert events[2]["data"] == {"seat": 1, "deadline": T0 + 33}
-    deal = state["deal"]
+    deal = deal_of(state)
     assert deal["caller"] == 3
     assert deal["shown"] == {"3": flush}
     assert deal["discard_pile"][-1] == "9d"
     assert state["phase"] == "last_turns"
-    public = paiute.view(state, 2)["deal"]
+    public = paiute_deal(paiute.view(state, 2))
     assert public["caller"] == 3
     assert public["shown"] == {"3": flush}
     assert public["claims"]["3"]["description"] == "Straight flush, 6-high"
@@ -412,7 +424,7 @@ def test_a_five_card_call_discards_the_sixth_and_gives_last_turns_up_to_the_deal
         "deadline": None,
     }
     state, events = paiute.settle(state, {"3": FLUSH}, T0 + 6)
-    assert data(events, "showdown") == [
+    assert data_of(events, "showdown") == [
         {
             "reason": "showdown",
             "hands": {
@@ -425,8 +437,8 @@ def test_a_five_card_call_discards_the_sixth_and_gives_last_turns_up_to_the_deal
             },
         }
     ]
-    assert data(events, "pot_won") == [{"seat": 3, "amount": 3, "pot": 0}]
-    assert data(events, "deal_ended")[0]["outcome"] == "won"
+    assert data_of(events, "pot_won") == [{"seat": 3, "amount": 3, "pot": 0}]
+    assert data_of(events, "deal_ended")[0]["outcome"] == "won"
     assert state["seats"]["3"]["stack"] == 102
     assert state["phase"] == "between_deals"
     assert state["deadline"] == T0 + 9
@@ -436,11 +448,12 @@ def test_a_six_card_call_shows_all_six_without_a_discard() -> None:
     state, _ = paiute.draw(started(), 2, "discard", T0 + 1)
     six = ["As", "Ah", "Ad", "Ac", "Kh", "Kd"]
     state, events = paiute.call(state, 2, six, None, STRONG, T0 + 2)
+    assert events[0]["type"] == "called"
     assert events[0]["data"]["cards"] == six
     assert events[0]["data"]["discard"] is None
-    assert state["deal"]["shown"] == {"2": six}
-    assert state["deal"]["last_turns"] == [1]  # seat 3 plays now, then the dealer
-    assert paiute.view(state, None)["deal"]["hand_sizes"]["2"] == 6
+    assert deal_of(state)["shown"] == {"2": six}
+    assert deal_of(state)["last_turns"] == [1]  # seat 3 plays now, then the dealer
+    assert paiute_deal(paiute.view(state, None))["hand_sizes"]["2"] == 6
 
 
 def test_six_cards_are_shown_whole_only_as_a_six_card_combination() -> None:
@@ -457,7 +470,7 @@ def test_six_cards_are_shown_whole_only_as_a_six_card_combination() -> None:
     assert_refused("cannot_discard_drawn", paiute.call, state, 3, ["2c", "3c", "4c", "5c", "9d"],
                    "6c", FLUSH, T0 + 3)  # fmt: skip
     state, events = paiute.call(state, 3, straight, "9d", FLUSH, T0 + 3)
-    assert data(events, "called")[0]["discard"] == "9d"
+    assert data_of(events, "called")[0]["discard"] == "9d"
 
 
 @pytest.mark.parametrize(
@@ -586,7 +599,7 @@ def test_a_call_cannot_discard_the_card_taken_from_the_discard_pile() -> None:
     cards = ["Ah", "Ad", "Ac", "Kh", "Kd"]
     assert_refused("cannot_discard_drawn", paiute.call, state, 2, cards, "As", STRONG, T0 + 2)
     state, _ = paiute.call(state, 2, ["Ah", "Ad", "Ac", "Kh", "As"], "Kd", STRONG, T0 + 2)
-    assert state["deal"]["discard_pile"] == ["Kd"]
+    assert deal_of(state)["discard_pile"] == ["Kd"]
 
 
 def test_the_dealer_calling_ends_the_deal_at_once() -> None:
@@ -596,27 +609,28 @@ def test_the_dealer_calling_ends_the_deal_at_once() -> None:
     state, events = paiute.call(state, 1, cards[:5], cards[5], PAIRS, T0 + 3)
     assert types(events) == ["called", "phase"]
     assert state["phase"] == "showdown"
-    assert state["deal"]["last_turns"] == []
+    assert deal_of(state)["last_turns"] == []
     assert paiute.ranking_request(state) == {"1": cards[:5]}
 
 
 def test_a_last_turn_lay_down_can_beat_the_caller() -> None:
     state, _ = paiute.draw(started(), 2, "stock", T0 + 1)
     state, _ = paiute.call(state, 2, ["Ah", "Ad", "Ac", "Kh", "Kd"], "6c", PAIRS, T0 + 2)
-    assert state["deal"]["last_turns"] == [1]
+    assert deal_of(state)["last_turns"] == [1]
     state, _ = paiute.draw(state, 3, "discard", T0 + 3)
     flush = ["2c", "3c", "4c", "5c", "6c"]
     state, events = paiute.call(state, 3, flush, "9d", FLUSH, T0 + 4)
     assert types(events) == ["laid_down", "turn"]
+    assert events[0]["type"] == "laid_down"
     assert events[0]["data"]["seat"] == 3
-    assert state["deal"]["caller"] == 2
+    assert deal_of(state)["caller"] == 2
     assert state["phase"] == "last_turns"
     state = play(state, 1, T0 + 5)
     assert paiute.ranking_request(state) == {"2": ["Ah", "Ad", "Ac", "Kh", "Kd"], "3": flush}
     assert_refused("invalid_ranking", paiute.settle, state, {"2": PAIRS}, T0 + 6)
     state, events = paiute.settle(state, {"2": PAIRS, "3": FLUSH}, T0 + 6)
-    assert data(events, "pot_won") == [{"seat": 3, "amount": 3, "pot": 0}]
-    assert sorted(paiute.view(state, None)["deal"]["ranks"]) == ["2", "3"]
+    assert data_of(events, "pot_won") == [{"seat": 3, "amount": 3, "pot": 0}]
+    assert sorted(paiute_deal(paiute.view(state, None))["ranks"]) == ["2", "3"]
 
 
 def test_equal_best_combinations_split_the_pot_odd_chip_from_the_dealers_left() -> None:
@@ -627,10 +641,10 @@ def test_equal_best_combinations_split_the_pot_odd_chip_from_the_dealers_left() 
     state, _ = paiute.call(state, 1, hand(state, 1)[:5], hand(state, 1)[5], PAIRS, T0 + 5)
     assert state["phase"] == "showdown"
     state, events = paiute.settle(state, {"2": PAIRS, "1": PAIRS}, T0 + 6)
-    assert data(events, "pot_split") == [
+    assert data_of(events, "pot_split") == [
         {"shares": [{"seat": 2, "amount": 2}, {"seat": 1, "amount": 1}], "reason": "tie", "pot": 0}
     ]
-    assert data(events, "deal_ended")[0]["outcome"] == "split"
+    assert data_of(events, "deal_ended")[0]["outcome"] == "split"
     assert (state["seats"]["2"]["stack"], state["seats"]["1"]["stack"]) == (101, 100)
 
 
@@ -647,27 +661,27 @@ def test_the_showdown_blocks_play_until_settled() -> None:
     state, events = paiute.leave(state, 2, T0 + 4)
     assert types(events) == ["leaving"]
     state, events = paiute.settle(state, {"1": PAIRS}, T0 + 5)
-    assert [e["seat"] for e in data(events, "cashed_out")] == [2]
+    assert [e["seat"] for e in data_of(events, "cashed_out")] == [2]
     assert "2" not in state["seats"]
 
 
 # --------------------------------------------------------------------------- the stock
 
 
-def exhaust(state: dict[str, Any], now: float = T0 + 1) -> dict[str, Any]:
+def exhaust(state: PaiuteTable, now: float = T0 + 1) -> PaiuteTable:
     """Play plain turns until the stock is empty."""
-    while state["deal"]["stock"]:
-        state = play(state, state["deal"]["turn"], now)
+    while deal_of(state)["stock"]:
+        state = play(state, turn_of(state), now)
     return state
 
 
 def test_an_empty_stock_is_made_again_from_the_discard_pile_but_its_top() -> None:
     state = exhaust(started(2, stacked([HAND_1, HAND_2])))
-    deal = state["deal"]
+    deal = deal_of(state)
     pile = list(deal["discard_pile"])
     assert len(pile) == 52 - 1 - 10
-    assert paiute.view(state, None)["deal"]["stock_size"] == 0
-    seat = deal["turn"]
+    assert paiute_deal(paiute.view(state, None))["stock_size"] == 0
+    seat = turn_of(state)
     state, events = paiute.draw(state, seat, "stock", T0 + 2)
     key = hashlib.shake_256(f"cardroom:reshuffle:{SALT}".encode()).hexdigest(16)
     expected = sha_order(pile[:-1], key, 1)
@@ -680,39 +694,40 @@ def test_an_empty_stock_is_made_again_from_the_discard_pile_but_its_top() -> Non
         },
         "visible_to": None,
     }
-    assert state["deal"]["reshuffle_orders"] == [expected]
+    assert deal_of(state)["reshuffle_orders"] == [expected]
     assert hand(state, seat)[-1] == expected[0]
-    assert state["deal"]["stock"] == expected[1:]
-    assert state["deal"]["discard_pile"] == pile[-1:]
-    assert state["deal"]["reshuffles"] == 1
+    assert deal_of(state)["stock"] == expected[1:]
+    assert deal_of(state)["discard_pile"] == pile[-1:]
+    assert deal_of(state)["reshuffles"] == 1
     assert paiute.reshuffle_order(pile[:-1], key, 1) == expected
     # The wild card stays out of play.
-    assert WILD not in state["deal"]["stock"] + state["deal"]["discard_pile"]
+    assert WILD not in deal_of(state)["stock"] + deal_of(state)["discard_pile"]
     for event in events:
         assert '"stock": [' not in json.dumps(event)
 
 
 def test_drawing_the_discard_top_from_an_empty_stock_does_not_reshuffle() -> None:
     state = exhaust(started(2, stacked([HAND_1, HAND_2])))
-    seat = state["deal"]["turn"]
+    seat = turn_of(state)
     state, events = paiute.draw(state, seat, "discard", T0 + 2)
     assert types(events) == ["drew"]
-    assert state["deal"]["reshuffles"] == 0
+    assert deal_of(state)["reshuffles"] == 0
 
 
 def test_the_deal_is_void_when_the_stock_runs_out_after_max_reshuffles() -> None:
     state = started(2, stacked([HAND_1, HAND_2]), max_reshuffles=1)
     state = exhaust(state)
-    state = play(state, state["deal"]["turn"], T0 + 2)
-    assert state["deal"]["reshuffles"] == 1
+    state = play(state, turn_of(state), T0 + 2)
+    assert deal_of(state)["reshuffles"] == 1
     state = exhaust(state, T0 + 3)
-    seat = state["deal"]["turn"]
+    seat = turn_of(state)
     # The discard pile may still be drawn from; only the stock's end voids the deal.
     paiute.verify_draw(state, seat, "discard", T0 + 4)
     state, events = paiute.draw(state, seat, "stock", T0 + 4)
     assert types(events) == ["deal_void", "pot_carried", "deal_ended", "phase"]
     assert events[0]["data"] == {"reason": "stock_exhausted", "reshuffles": 1}
     assert events[1]["data"] == {"pot": 2, "reason": "void"}
+    assert events[2]["type"] == "deal_ended"
     assert events[2]["data"]["outcome"] == "void"
     assert state["phase"] == "between_deals"
     assert state["pot"] == 2
@@ -722,30 +737,30 @@ def test_the_deal_is_void_when_the_stock_runs_out_after_max_reshuffles() -> None
     state, events = paiute.on_deadline(state, T0 + 10, make_deck(1))
     assert "game_started" not in types(events)
     assert state["pot"] == 4
-    assert state["deal"]["pot_at_start"] == 4
+    assert deal_of(state)["pot_at_start"] == 4
     assert state["dealer"] == 2
-    assert state["deal"]["players"] == [1, 2]
+    assert deal_of(state)["players"] == [1, 2]
 
 
 def test_no_reshuffle_allowed_voids_at_the_first_empty_stock() -> None:
     state = exhaust(started(2, stacked([HAND_1, HAND_2]), max_reshuffles=0))
-    state, events = paiute.draw(state, state["deal"]["turn"], "stock", T0 + 2)
+    state, events = paiute.draw(state, turn_of(state), "stock", T0 + 2)
     assert types(events)[0] == "deal_void"
 
 
 def test_after_a_call_the_stock_is_reshuffled_whatever_the_limit() -> None:
     state = exhaust(started(3, max_reshuffles=0))
-    while state["deal"]["turn"] != 2:
-        seat = state["deal"]["turn"]
+    while deal_of(state)["turn"] != 2:
+        seat = turn_of(state)
         state, _ = paiute.draw(state, seat, "discard", T0 + 1)
         state, _ = paiute.discard(state, seat, hand(state, seat)[0], T0 + 1)
     state, _ = paiute.draw(state, 2, "discard", T0 + 2)
     cards = hand(state, 2)
     state, _ = paiute.call(state, 2, cards[1:], cards[0], PAIRS, T0 + 3)
-    assert state["deal"]["stock"] == []
+    assert deal_of(state)["stock"] == []
     state, events = paiute.draw(state, 3, "stock", T0 + 4)
     assert types(events)[0] == "reshuffled"
-    assert state["deal"]["reshuffles"] == 1
+    assert deal_of(state)["reshuffles"] == 1
 
 
 # --------------------------------------------------------------------------- timers
@@ -764,7 +779,7 @@ def test_a_missed_turn_draws_from_the_stock_and_discards_that_card() -> None:
         {"type": "turn", "data": {"seat": 3, "deadline": T0 + 61}, "visible_to": None},
     ]
     assert hand(state, 2) == HAND_2
-    assert state["deal"]["timeouts"] == [{"seat": 2, "reason": "deadline"}]
+    assert deal_of(state)["timeouts"] == [{"seat": 2, "reason": "deadline"}]
     assert paiute.next_deadline(state) == T0 + 61
 
 
@@ -796,7 +811,7 @@ def test_the_pause_between_deals_starts_the_next_deal() -> None:
     state, _ = paiute.settle(state, {"2": PAIRS}, T0 + 3)
     assert not state["game_in_progress"]
     assert paiute.next_deadline(state) == T0 + 6
-    assert paiute.view(state, None)["pending"]["action"] == "next_deal"
+    assert pending_of(paiute.view(state, None))["action"] == "next_deal"
     assert_refused("no_hand_in_progress", paiute.draw, state, 2, "stock", T0 + 4)
     assert_refused("invalid_deck", paiute.on_deadline, state, T0 + 6, None)
     state, events = paiute.on_deadline(state, T0 + 6, make_deck(2))
@@ -804,8 +819,8 @@ def test_the_pause_between_deals_starts_the_next_deal() -> None:
     assert state["hand_number"] == 2
     assert state["game_number"] == 2
     assert state["dealer"] == 2
-    assert state["deal"]["players"] == [3, 1, 2]
-    assert state["deal"]["turn"] == 3
+    assert deal_of(state)["players"] == [3, 1, 2]
+    assert deal_of(state)["turn"] == 3
     assert state["pot"] == 3
 
 
@@ -830,16 +845,16 @@ def test_a_player_leaving_mid_deal_stays_in_but_nobody_waits_for_them() -> None:
         "turn",
     ]
     assert events[2]["data"] == {"seat": 3, "reason": "leaving"}
-    assert state["deal"]["turn"] == 1
+    assert deal_of(state)["turn"] == 1
     # Seat 1 leaves during its own turn: it is played for it, then seat 2 plays.
     state, events = paiute.leave(state, 1, T0 + 4)
     assert types(events)[:2] == ["leaving", "timeout"]
-    assert state["deal"]["turn"] == 2
+    assert deal_of(state)["turn"] == 2
     state, _ = paiute.draw(state, 2, "stock", T0 + 5)
     state, events = paiute.call(state, 2, hand(state, 2)[:5], hand(state, 2)[5], PAIRS, T0 + 5)
     assert state["phase"] == "showdown"
     state, events = paiute.settle(state, {"2": PAIRS}, T0 + 6)
-    assert sorted(e["seat"] for e in data(events, "left")) == [1, 3]
+    assert sorted(e["seat"] for e in data_of(events, "left")) == [1, 3]
     assert state["seats"]["2"]["stack"] == 102
 
 
@@ -848,8 +863,8 @@ def test_a_deal_everyone_leaves_is_void_and_the_pot_shared() -> None:
     state, _ = paiute.leave(state, 1, T0 + 1)
     state, events = paiute.leave(state, 2, T0 + 2)
     assert "deal_void" in types(events)
-    assert data(events, "deal_void") == [{"reason": "abandoned", "reshuffles": 0}]
-    assert data(events, "pot_split")[0]["reason"] == "abandoned"
+    assert data_of(events, "deal_void") == [{"reason": "abandoned", "reshuffles": 0}]
+    assert data_of(events, "pot_split")[0]["reason"] == "abandoned"
     assert state["seats"] == {}
     assert paiute.chips_on_table(state) == 0
 
@@ -868,21 +883,21 @@ def test_views_show_the_public_table_and_never_another_seats_cards() -> None:
     spectator = paiute.view(state, None)
     assert spectator["game"] == "paiute"
     assert spectator["you"] is None
-    public = spectator["deal"]
+    public = paiute_deal(spectator)
     assert public["wild_card"] == WILD
     assert public["wild_rank"] == 11
     assert public["discard_top"] == "As"
-    assert public["stock_size"] == len(state["deal"]["stock"])
+    assert public["stock_size"] == len(deal_of(state)["stock"])
     assert public["turn"] == 2
     assert spectator["deadline"] == T0 + 30
     assert public["caller"] is None
-    secret = set(state["deal"]["stock"])
+    secret = set(deal_of(state)["stock"])
     for seat in (None, 1, 2, 3):
         text = json.dumps(paiute.view(state, seat))
         assert '"deck"' not in text
         assert '"salt"' not in text
         assert '"stock":' not in text
-        for key, cards in state["deal"]["hands"].items():
+        for key, cards in deal_of(state)["hands"].items():
             for card in cards:
                 assert (f'"{card}"' in text) == (str(seat) == key), (seat, card)
         for card in secret:
@@ -900,7 +915,7 @@ def test_a_new_player_in_a_reused_seat_does_not_see_the_old_cards() -> None:
     state, _ = paiute.sit(state, "New", 100, T0 + 4)
     assert state["seats"]["1"]["name"] == "New"
     assert paiute.view(state, 1)["you"] == {"seat": 1, "cards": None, "drawn": None}
-    assert paiute.view(state, 2)["you"]["cards"] == HAND_2
+    assert paiute_you(paiute.view(state, 2))["cards"] == HAND_2
 
 
 def test_finished_deal_reveals_the_deck_and_salt_only_after_the_deal() -> None:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeAlias, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.games import guts, paiute
-from gateway.games.common import Event, Ranked, RuleError
-from gateway.games.replay import ReplayError, apply_event, empty_table, replay, summary
-from tests.support.games import make_deck
+from api.games import guts, paiute
+from api.games.common import Ranked, RuleError
+from api.games.events import Event, TableCreatedData
+from api.games.replay import ReplayError, apply_event, empty_table, replay, summary
+from api.games.state import GutsTable, PaiuteTable
+from tests.support.games import make_deck, seats_pending
 from tests.support.strategies import (
     GUTS_NAMES,
     GUTS_OPTIONS,
@@ -24,8 +27,8 @@ from tests.support.strategies import (
 
 
 def guts_move(
-    state: dict[str, Any], action: str, data: st.DataObject, now: float, rng: random.Random
-) -> tuple[dict[str, Any], list[Event]]:
+    state: GutsTable, action: str, data: st.DataObject, now: float, rng: random.Random
+) -> tuple[GutsTable, list[Event]]:
     """One Guts move, legal or not, much as a table sees them."""
     options = state["options"]
     seats = st.integers(1, options["max_players"] + 1)
@@ -40,7 +43,7 @@ def guts_move(
     if action == "start":
         return guts.start(state, data.draw(seats), now, make_deck(rng))
     if action == "declare":
-        pending = (guts.view(state, None)["pending"] or {}).get("seats") or []
+        pending = seats_pending(guts.view(state, None))
         seat = data.draw(st.sampled_from(pending) | seats if pending else seats)
         return guts.declare(state, seat, data.draw(st.sampled_from(["in", "in", "out"])), now)
     if action == "deadline":
@@ -51,15 +54,20 @@ def guts_move(
     return guts.settle(state, ranked, now)
 
 
+T = TypeVar("T", GutsTable, PaiuteTable)
+# a random move of one game: (state, action, data, now, rng) to the move's transition
+Move: TypeAlias = Callable[[T, str, st.DataObject, float, random.Random], tuple[T, list[Event]]]
+
 GUTS_ACTIONS = ["sit", "leave", "rebuy", "start", "settle", "deadline"] + ["declare"] * 6
 
 
 def play_and_replay(
-    state: dict[str, Any], data: st.DataObject, steps: int, move: Any, actions: list[str]
+    state: T, data: st.DataObject, steps: int, move: Move[T], actions: list[str]
 ) -> int:
     """Play random moves; after each accepted one the log's fold equals the summary."""
     rng = data.draw(st.randoms(use_true_random=False))
-    log: list[Event] = [{"type": "table_created", "data": {}, "visible_to": None}]
+    created: TableCreatedData = {"options": state["options"], "name": "replay"}
+    log: list[Event] = [{"type": "table_created", "data": created, "visible_to": None}]
     players = data.draw(st.integers(2, min(3, state["options"]["max_players"])))
     for name in ("Ann", "Bob", "Cy")[:players]:
         buy_in = data.draw(st.integers(state["options"]["min_buy_in"], 12))
@@ -122,6 +130,7 @@ def test_a_guts_deal_replays_to_stacks_pot_and_hands() -> None:
     table = replay(log)
     assert table["pot"] == 4
     assert {key: seat["stack"] for key, seat in table["seats"].items()} == {"1": 48, "2": 48}
+    assert table["deal"] is not None
     assert table["deal"]["hands"] == {"2": list(deck.cards[0:6:2]), "1": list(deck.cards[1:6:2])}
     assert table == summary(state)
     for seat in (1, 2):
@@ -130,6 +139,7 @@ def test_a_guts_deal_replays_to_stacks_pot_and_hands() -> None:
     table = replay(log)
     assert table["seats"]["1"]["stack"] == 52
     assert table["pot"] == 0
+    assert table["deal"] is not None
     assert table["deal"]["declarations"] == {"1": "in", "2": "out"}
     assert table == summary(state)
 
@@ -181,6 +191,6 @@ def test_an_empty_log_is_an_empty_table() -> None:
         ([{"type": "seated", "data": {"seat": 1}}], "does not fit"),
     ],
 )
-def test_a_log_that_contradicts_itself_is_refused(log: list[Event], message: str) -> None:
+def test_a_log_that_contradicts_itself_is_refused(log: list[Any], message: str) -> None:
     with pytest.raises(ReplayError, match=message):
         replay(log)

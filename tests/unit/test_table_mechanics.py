@@ -1,4 +1,4 @@
-"""The table mechanics both games share (`gateway.games.table`), checked on their own.
+"""The table mechanics both games share (`api.games.table`), checked on their own.
 
 The games' rule and chip-property tests run these through every move; here each one is
 pinned by a small worked example, so a change to one shows where it went wrong.
@@ -11,19 +11,21 @@ from typing import Any
 
 import pytest
 
-from gateway.games import guts, paiute, table
-from gateway.games.common import Event, RuleError
+from api.games import guts, paiute, table
+from api.games.common import RuleError
+from api.games.events import Event
+from api.games.state import TableState
 from tests.support.games import make_deck
 
 
-def seated(game: Any = guts, stacks: tuple[int, ...] = (100, 100, 100)) -> dict[str, Any]:
-    state: dict[str, Any] = game.new_table({}, "t1", 0.0)
+def seated(game: Any = guts, stacks: tuple[int, ...] = (100, 100, 100)) -> TableState:
+    state: TableState = game.new_table({}, "t1", 0.0)
     for number, stack in enumerate(stacks):
         state, _ = game.sit(state, f"p{number + 1}", stack, 0.0)
     return state
 
 
-def chips(state: dict[str, Any]) -> int:
+def chips(state: TableState) -> int:
     total: int = sum(seat["stack"] for seat in state["seats"].values()) + state["pot"]
     return total
 
@@ -110,15 +112,15 @@ def test_share_pot_pays_in_order_and_reports_the_shares() -> None:
 
 
 def test_record_flow_notes_chips_moving_only_during_an_open_deal() -> None:
-    state = guts.start(seated(), 1, 10.0, make_deck())[0]
-    flow = state["deal"]["flow"]
+    state = guts.start(guts.GAME.own(seated()), 1, 10.0, make_deck())[0]
+    flow = table.deal_of(state)["flow"]
     noted = len(flow)
     table.pay_out(state, 1, 0, "share")  # nothing moved, nothing noted
     table.record_flow(state, "test", 2, 5, "seat", "pot")
     assert flow[noted:] == [
         {"kind": "test", "seat": 2, "amount": 5, "source": "seat", "target": "pot"}
     ]
-    state["deal"]["ended"] = True
+    table.deal_of(state)["ended"] = True
     table.record_flow(state, "test", 2, 5, "seat", "pot")
     assert len(flow) == noted + 1
 

@@ -1,15 +1,17 @@
-"""The warm-table cache (gateway.adapters.warm): what it hands out, keeps and drops."""
+"""The warm-table cache (api.adapters.warm): what it hands out, keeps and drops."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gateway.adapters.store import TableRecord
-from gateway.adapters.warm import WarmTables
+from api.adapters.store import TableRecord
+from api.adapters.warm import WarmTables
+from tests.support.games import stored_state
 
 
 def record(table_id: str, version: int) -> TableRecord:
-    return TableRecord(table_id, {"version": version}, version, version, stamp=f"s{version}")
+    state = stored_state({"version": version})  # partial: the cache reads no more of it
+    return TableRecord(table_id, state, version, version, stamp=f"s{version}")
 
 
 def test_a_table_is_handed_out_with_a_known_token_only() -> None:
@@ -70,23 +72,29 @@ def test_capacity_zero_keeps_nothing() -> None:
 def test_each_move_gets_a_state_of_its_own_and_none_is_held_as_objects() -> None:
     warm = WarmTables(10)
     state: dict[str, Any] = {"version": 3, "seats": {"1": {"chips": 100}}}
-    warm.put(TableRecord("t", state, 3, 3, stamp="s3"), {}, [])
+    warm.put(TableRecord("t", stored_state(state), 3, 3, stamp="s3"), {}, [])
     state["seats"]["1"]["chips"] = 0  # the caller's copy changes after the commit
     first = warm.get("t", None)
     assert first is not None
     assert first[0].state == {"version": 3, "seats": {"1": {"chips": 100}}}
-    first[0].state["seats"]["1"]["chips"] = 5  # a move changing what it was handed
+    # Any: the state is partial JSON, whose seat is no Seat
+    handed: Any = first[0].state
+    handed["seats"]["1"]["chips"] = 5  # a move changing what it was handed
     second = warm.get("t", None)
     assert second is not None
-    assert second[0].state["seats"]["1"]["chips"] == 100
+    kept: Any = second[0].state
+    assert kept["seats"]["1"]["chips"] == 100
     assert first[0].state is not second[0].state
 
 
 def test_the_state_is_kept_as_the_bytes_the_commit_wrote() -> None:
     warm = WarmTables(10)
     written = b'{"version":4,"seats":{}}'
-    warm.put(TableRecord("t", {"version": 4, "seats": {}}, 4, 4, stamp="s4"), {}, [], written)
+    state = stored_state({"version": 4, "seats": {}})
+    warm.put(TableRecord("t", state, 4, 4, stamp="s4"), {}, [], written)
     got = warm.get("t", None)
     assert got is not None
     assert got[0].state == {"version": 4, "seats": {}}
-    assert warm._tables["t"].state is written  # held as given, not encoded again
+    committed = warm._tables["t"].committed
+    assert committed is not None
+    assert committed.state is written  # held as given, not encoded again

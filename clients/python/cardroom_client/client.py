@@ -20,15 +20,19 @@ from cardroom_client.errors import CardroomError
 from cardroom_client.fairness import FairnessReport, verify_fairness
 from cardroom_client.models import (
     ActionResult,
+    DealPage,
     EvaluatorGame,
     Event,
     EventPage,
+    Exclusion,
     GutsOptions,
     HandHistory,
     HeldSeat,
     LeaveResult,
     LedgerEntry,
     LedgerPage,
+    Limits,
+    LobbyFilters,
     LobbyPage,
     MoveAccepted,
     NewKey,
@@ -40,6 +44,7 @@ from cardroom_client.models import (
     Readiness,
     StreamTicket,
     Table,
+    TableClosing,
     TableOptions,
     TableSummary,
 )
@@ -264,28 +269,175 @@ class Client:
         )
         return LedgerEntry.from_json(reply.json())
 
+    # ------------------------------------------------------------------ limits
+
+    def my_limits(self) -> Limits:
+        """The player's deposit, buy-in and loss limits, and what is left of each."""
+        reply = self.transport.request("GET", "/v1/players/me/limits", token=self.credential)
+        return Limits.from_json(reply.json())
+
+    def set_my_limit(self, kind: str, window: str, amount: int | None) -> Limits:
+        """Set one of the player's limits (None removes it): a lower one applies at once,
+        a higher one or a removal once cooled and confirmed (`confirm_my_limit`)."""
+        return self._limits(
+            "/v1/players/me/limits", {"kind": kind, "window": window, "amount": amount}
+        )
+
+    def confirm_my_limit(self, kind: str, window: str) -> Limits:
+        """Confirm a raised or removed limit once its cooling period is over."""
+        body = {"kind": kind, "window": window}
+        return self._limits("/v1/players/me/limits/confirmations", body)
+
+    def player_limits(self, player_id: str) -> Limits:
+        """A player's limits, for an operator (an operator key)."""
+        reply = self.transport.request(
+            "GET", f"/v1/operator/players/{player_id}/limits", token=self.credential
+        )
+        return Limits.from_json(reply.json())
+
+    def set_player_limit(
+        self, player_id: str, kind: str, window: str, amount: int | None
+    ) -> Limits:
+        """Set the operator's own limit for a player, at once (the lowest applies)."""
+        body = {"kind": kind, "window": window, "amount": amount}
+        return self._limits(f"/v1/operator/players/{player_id}/limits", body)
+
+    def my_exclusion(self) -> Exclusion | None:
+        """The player's last time-out or self-exclusion (None: never took one)."""
+        reply = self.transport.request("GET", "/v1/players/me/exclusions", token=self.credential)
+        found = reply.json()["exclusion"]
+        return None if found is None else Exclusion.from_json(found)
+
+    def take_time_out(self, days: int) -> Exclusion:
+        """A time-out of 1 to 30 days: every seat left after its deal, no seat, buy-in or
+        deposit until it ends; it cannot be shortened."""
+        return self._exclude({"kind": "time_out", "days": days})
+
+    def exclude_myself(self, months: int | None = None) -> Exclusion:
+        """Self-exclusion for 6 to 60 months, or for good without `months`."""
+        body: dict[str, Any] = {"kind": "self_exclusion"}
+        if months is None:
+            body["permanent"] = True
+        else:
+            body["months"] = months
+        return self._exclude(body)
+
+    def excluded_players(self, limit: int = 100) -> list[Exclusion]:
+        """The players excluded now, the soonest to end first (an operator key)."""
+        reply = self.transport.request(
+            "GET", "/v1/operator/exclusions", params={"limit": limit}, token=self.credential
+        )
+        return [Exclusion.from_json(item) for item in reply.json()["players"]]
+
+    def my_session(self) -> dict[str, Any]:
+        """The player's session settings and the session running (the JSON as sent)."""
+        reply = self.transport.request("GET", "/v1/players/me/session", token=self.credential)
+        return dict(reply.json())
+
+    def set_my_session(
+        self, limit_minutes: int | None, reality_check_minutes: int | None
+    ) -> dict[str, Any]:
+        """Set the session's time limit and reality-check interval (None: none). A stricter
+        setting applies at once; a looser one (more minutes, or None where there was one)
+        waits in `pending` (`applied` is False) until it is cooled and confirmed
+        (`confirm_my_session`)."""
+        body = {"limit_minutes": limit_minutes, "reality_check_minutes": reality_check_minutes}
+        return self._session("/v1/players/me/session", body)
+
+    def confirm_my_session(self, setting: str) -> dict[str, Any]:
+        """Confirm a looser session setting (`limit_minutes` or `reality_check_minutes`)
+        once its cooling period is over; `Conflict` (`limit_cooling`, with `from_at`, or
+        `nothing_to_confirm`) otherwise."""
+        return self._session("/v1/players/me/session/confirmations", {"setting": setting})
+
+    def _session(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        reply = self.transport.request("POST", path, body=body, token=self.credential, write=True)
+        return dict(reply.json())
+
+    def player_overview(self, player_id: str, days: int = 30) -> dict[str, Any]:
+        """A player for an operator (an operator key): name, wallet, limits, exclusion and
+        activity per UTC day over the last `days` days, newest first (the JSON as sent)."""
+        reply = self.transport.request(
+            "GET",
+            f"/v1/operator/players/{player_id}",
+            params={"days": days},
+            token=self.credential,
+        )
+        return dict(reply.json())
+
+    def _exclude(self, body: dict[str, Any]) -> Exclusion:
+        reply = self.transport.request(
+            "POST", "/v1/players/me/exclusions", body=body, token=self.credential, write=True
+        )
+        return Exclusion.from_json(reply.json()["exclusion"])
+
+    def _limits(self, path: str, body: dict[str, Any]) -> Limits:
+        reply = self.transport.request("POST", path, body=body, token=self.credential, write=True)
+        return Limits.from_json(reply.json())
+
     # ------------------------------------------------------------------ tables
 
-    def lobby_page(self, limit: int = 20, cursor: str | None = None) -> LobbyPage:
-        """One page of the lobby, newest tables first."""
+    def lobby_page(
+        self, limit: int = 20, cursor: str | None = None, *, filters: LobbyFilters | None = None
+    ) -> LobbyPage:
+        """One page of the lobby: the tables to join first (the fullest with a free seat,
+        then the full ones), only those that pass `filters`. A page may hold fewer than
+        `limit` tables and still have a `next`."""
         params: dict[str, Any] = {"limit": limit}
+        if filters is not None:
+            params.update(filters.to_params())
         if cursor is not None:
             params["cursor"] = cursor
         body = self.transport.request(
             "GET", "/v1/tables", params=params, token=self.credential
         ).json()
         return LobbyPage(
-            [TableSummary.from_json(item) for item in body["tables"]], body.get("next_cursor")
+            [TableSummary.from_json(item) for item in body["tables"]],
+            body.get("next", body.get("next_cursor")),
         )
 
-    def lobby(self, page_size: int = 20) -> Iterator[TableSummary]:
-        """Every table, newest first, fetching pages of `page_size` as iteration goes on."""
+    def lobby(
+        self, page_size: int = 20, *, filters: LobbyFilters | None = None
+    ) -> Iterator[TableSummary]:
+        """Every table of the lobby that passes `filters`, in its order, fetching pages of
+        `page_size` as iteration goes on."""
 
         def page(cursor: str | None) -> tuple[Sequence[TableSummary], str | None]:
-            found = self.lobby_page(page_size, cursor)
-            return found.tables, found.next_cursor
+            found = self.lobby_page(page_size, cursor, filters=filters)
+            return found.tables, found.next
 
         return _pages(page)
+
+    def quick_seat(
+        self,
+        options: TableOptions | None,
+        buy_in: int,
+        *,
+        name: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Seat:
+        """A seat at a table like `options` (Guts if None; an option left unset matches
+        any table) with a free seat, the fullest first, or at a table made for it with
+        those options; `Seat.created` says which. One call: two players never both get a
+        table's last seat. It needs a player's credential."""
+        body: dict[str, Any] = {"table": (options or GutsOptions()).to_json(), "buy_in": buy_in}
+        reply = self._named_write("/v1/tables/quick-seat", body, name, idempotency_key).json()
+        return self._granted(reply, name, created=bool(reply.get("created", False)))
+
+    def _named_write(
+        self, path: str, body: dict[str, Any], name: str | None, idempotency_key: str | None
+    ) -> httpx.Response:
+        """A player's POST of `body` to `path`, with its `name` when one is given."""
+        if name is not None:
+            body["name"] = name
+        return self.transport.request(
+            "POST",
+            path,
+            body=body,
+            token=self.credential,
+            write=True,
+            idempotency_key=idempotency_key,
+        )
 
     def create_table(
         self,
@@ -298,16 +450,8 @@ class Client:
 
         It needs a player's credential, and counts against the player's open tables.
         """
-        body = (options or GutsOptions()).to_json()
-        if name is not None:
-            body["name"] = name
-        reply = self.transport.request(
-            "POST",
-            "/v1/tables",
-            body=body,
-            token=self.credential,
-            write=True,
-            idempotency_key=idempotency_key,
+        reply = self._named_write(
+            "/v1/tables", (options or GutsOptions()).to_json(), name, idempotency_key
         )
         return Table.from_json(reply.json()["table"])
 
@@ -348,27 +492,23 @@ class Client:
         seat holds its token (shown only once); the player's key acts for it as well.
         """
         body: dict[str, Any] = {"buy_in": buy_in}
-        if name is not None:
-            body["name"] = name
-        reply = self.transport.request(
-            "POST",
-            f"/v1/tables/{table_id}/seats",
-            body=body,
-            token=self.credential,
-            write=True,
-            idempotency_key=idempotency_key,
-        ).json()
+        path = f"/v1/tables/{table_id}/seats"
+        return self._granted(self._named_write(path, body, name, idempotency_key).json(), name)
+
+    def _granted(self, reply: Mapping[str, Any], name: str | None, created: bool = False) -> Seat:
+        """The seat a seat grant's answer gives."""
         joined = Table.from_json(reply["table"])
         number = int(reply["seat"])
         seated = joined.seats.get(number)
         return Seat(
             self,
-            table_id,
+            joined.id,
             number,
             str(reply["token"]),
             seated.name if seated is not None else name,
             waiting=bool(reply.get("waiting", False)),
             joined=joined,
+            created=created,
         )
 
     def seat(
@@ -377,6 +517,32 @@ class Client:
         """A seat from what was kept earlier: its table id, number and token; without a
         token the seat acts with the client's credential (the player's key)."""
         return Seat(self, table_id, number, token, name)
+
+    def seat_bot(
+        self,
+        table_id: str,
+        strategy: str,
+        buy_in: int,
+        *,
+        name: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> tuple[int, Table]:
+        """Seat a computer player playing `strategy` ("random", "easy" or "strong") with
+        `buy_in` chips from the house; the seat's number and the table.
+
+        It needs the credential of the player who created the table, or an operator key;
+        the gateway's bots runner plays the seat (docs/bots.md).
+        """
+        body: dict[str, Any] = {"strategy": strategy, "buy_in": buy_in}
+        reply = self._named_write(f"/v1/tables/{table_id}/bots", body, name, idempotency_key).json()
+        return int(reply["seat"]), Table.from_json(reply["table"])
+
+    def remove_bot(self, table_id: str, seat: int) -> LeaveResult:
+        """Make the computer player in `seat` leave: now, or when its deal is settled."""
+        reply = self.transport.request(
+            "DELETE", f"/v1/tables/{table_id}/bots/{seat}", token=self.credential, write=True
+        ).json()
+        return _left(reply)
 
     def leave(
         self,
@@ -395,14 +561,40 @@ class Client:
             write=True,
             idempotency_key=idempotency_key,
         ).json()
-        cashed = reply.get("cashed_out")
-        return LeaveResult(
-            int(reply["seat"]),
-            bool(reply["left"]),
-            bool(reply["leaving"]),
-            None if cashed is None else int(cashed),
-            Table.from_json(reply["table"]),
-            _events(reply["events"]),
+        return _left(reply)
+
+    def close_table(
+        self,
+        table_id: str,
+        *,
+        if_match: ETag | None = None,
+        idempotency_key: str | None = None,
+    ) -> TableClosing:
+        """Close a table: its creator before its first deal, an operator at any time.
+        Every seat is cashed out (a seat in the current deal when it is settled)."""
+        reply = self.transport.request(
+            "DELETE",
+            f"/v1/tables/{table_id}",
+            token=self.credential,
+            headers=_etag_header("If-Match", if_match),
+            write=True,
+            idempotency_key=idempotency_key,
+        ).json()
+        return TableClosing(
+            bool(reply["closed"]), Table.from_json(reply["table"]), _events(reply["events"])
+        )
+
+    def remove_seat(
+        self,
+        table_id: str,
+        number: int,
+        *,
+        if_match: ETag | None = None,
+        idempotency_key: str | None = None,
+    ) -> LeaveResult:
+        """An operator removes a seat: it leaves now, or when its deal is settled."""
+        return self.leave(
+            Seat(self, table_id, number, None), if_match=if_match, idempotency_key=idempotency_key
         )
 
     # ------------------------------------------------------------------ moves
@@ -578,6 +770,37 @@ class Client:
         )
         return HandHistory.from_json(reply.json())
 
+    def hand_text(self, table_id: str, hand_number: int, *, seat: Seat | None = None) -> str:
+        """A finished deal as PHH-style TOML text (docs/hand-histories.md)."""
+        reply = self.transport.request(
+            "GET", f"/v1/tables/{table_id}/hands/{hand_number}/phh", token=self._bearer(seat)
+        )
+        return reply.text
+
+    def my_deals(self, limit: int = 20, cursor: str | None = None) -> DealPage:
+        """A page of the deals the player played, newest first, at every table."""
+        params: dict[str, Any] = {"limit": limit}
+        if cursor is not None:
+            params["cursor"] = cursor
+        reply = self.transport.request(
+            "GET", "/v1/players/me/deals", params=params, token=self.credential
+        )
+        return DealPage.from_json(reply.json())
+
+    def my_deal(self, table_id: str, hand_number: int) -> HandHistory:
+        """One of the player's deals as they saw it (kept for their newest deals)."""
+        reply = self.transport.request(
+            "GET", f"/v1/players/me/deals/{table_id}/{hand_number}", token=self.credential
+        )
+        return HandHistory.from_json(reply.json())
+
+    def my_deals_text(self, last: int = 10) -> str:
+        """The player's last deals, newest first, as one PHH-style TOML text."""
+        reply = self.transport.request(
+            "GET", "/v1/players/me/deals/phh", params={"last": last}, token=self.credential
+        )
+        return reply.text
+
     def verify_hand(
         self,
         table_id: str,
@@ -657,6 +880,8 @@ class Seat:
     name: str | None = None
     waiting: bool = False
     joined: Table | None = field(default=None, repr=False, compare=False)
+    # a quick seat's: its table was made for it (`Client.quick_seat`)
+    created: bool = False
 
     def table(self) -> Table:
         """The table as this seat sees it (its own cards under `you`)."""
@@ -759,3 +984,16 @@ def _pages(page: Callable[[str | None], tuple[Sequence[Item], str | None]]) -> I
         yield from items
         if cursor is None:
             return
+
+
+def _left(reply: Mapping[str, Any]) -> LeaveResult:
+    """A leave's answer, a player's or a computer player's."""
+    cashed = reply.get("cashed_out")
+    return LeaveResult(
+        int(reply["seat"]),
+        bool(reply["left"]),
+        bool(reply["leaving"]),
+        None if cashed is None else int(cashed),
+        Table.from_json(reply["table"]),
+        _events(reply["events"]),
+    )

@@ -14,7 +14,8 @@ credentials' codes: 401 ``missing_token``, ``invalid_token`` (a key unknown or r
 a JWT that does not verify, a seat token whose seat has left) and ``invalid_ticket``;
 403 ``player_required`` (a seat token where a player's credential is needed),
 ``operator_required``, ``wrong_seat`` and ``not_seated``; 404 ``player_not_found`` and
-``key_not_found``; 409 ``already_seated`` and ``too_many_keys``; 429 ``quota_exceeded``
+``key_not_found``; 409 ``already_seated`` and ``too_many_keys``; 410 ``table_closed``
+(a `CardroomError` of no family); 429 ``quota_exceeded``
 (its `problem` names the ``quota`` and its ``limit``).
 """
 
@@ -212,7 +213,10 @@ def raised_class(status: int | None, code: str) -> type[CardroomError]:
         coded = error_for(code)
         # named after its family, so that tracebacks and reprs read "RuleConflict(...)"
         namespace = {"__doc__": base.__doc__, "__module__": __name__}
-        found = type(base.__name__, (base, coded), namespace)
+        # a status without a family of its own (410) has CardroomError itself as its base,
+        # which the code's class already derives from
+        bases = (coded,) if base is CardroomError else (base, coded)
+        found = type(base.__name__, bases, namespace)
         _RAISED_CLASSES[key] = found
     return found
 

@@ -69,6 +69,7 @@ class GutsOptions(_Options):
     max_players: int | None = None
     min_buy_in: int | None = None
     max_buy_in: int | None = None
+    away_after: int | None = None
 
     game: Literal["guts"] = field(default="guts", init=False)
 
@@ -86,6 +87,7 @@ class PaiuteOptions(_Options):
     max_players: int | None = None
     min_buy_in: int | None = None
     max_buy_in: int | None = None
+    away_after: int | None = None
 
     game: Literal["paiute"] = field(default="paiute", init=False)
 
@@ -110,10 +112,13 @@ class SeatState:
     in_hand: bool
     # missed the table's `away_after` decisions in a row: not dealt in until it is back
     away: bool = False
+    # a computer player's strategy (docs/bots.md); None for a person
+    computer: str | None = None
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> SeatState:
         """Build from the JSON member."""
+        computer = body.get("computer")
         return cls(
             int(body["seat"]),
             str(body["name"]),
@@ -123,6 +128,7 @@ class SeatState:
             bool(body.get("out_of_chips", False)),
             bool(body.get("in_hand", False)),
             bool(body.get("away", False)),
+            None if computer is None else str(computer),
         )
 
 
@@ -327,6 +333,8 @@ class TableSummary:
     max_players: int
     phase: str
     created_at: float
+    # how many of the seats taken computer players hold
+    computer_players: int = 0
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> TableSummary:
@@ -341,15 +349,52 @@ class TableSummary:
             int(body["max_players"]),
             str(body["phase"]),
             float(body["created_at"]),
+            int(body.get("computer_players") or 0),
         )
 
 
 @dataclass(frozen=True, **SLOTS)
+class LobbyFilters:
+    """What a lobby page is filtered on (None: anything): the game, a Guts table's
+    cards, an ante range, the fewest free seats; `mine`, the player's own open tables
+    (empty ones too: a player's credential)."""
+
+    game: Literal["guts", "paiute"] | None = None
+    cards: Literal[2, 3] | None = None
+    ante_min: int | None = None
+    ante_max: int | None = None
+    free_seats: int | None = None
+    mine: bool = False
+
+    def to_params(self) -> dict[str, Any]:
+        """The query parameters of these filters."""
+        params: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("game", self.game),
+                ("cards", self.cards),
+                ("ante_min", self.ante_min),
+                ("ante_max", self.ante_max),
+                ("free_seats", self.free_seats),
+            )
+            if value is not None
+        }
+        if self.mine:
+            params["mine"] = "true"
+        return params
+
+
+@dataclass(frozen=True, **SLOTS)
 class LobbyPage:
-    """One page of the lobby; `next_cursor` is None on the last page."""
+    """One page of the lobby; `next` is None on the last page."""
 
     tables: list[TableSummary]
-    next_cursor: str | None
+    next: str | None
+
+    @property
+    def next_cursor(self) -> str | None:
+        """The former name of `next` (deprecated)."""
+        return self.next
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -365,12 +410,26 @@ class LeaveResult:
     events: list[Event] = field(default_factory=list, repr=False, compare=False)
 
 
+@dataclass(frozen=True, **SLOTS)
+class TableClosing:
+    """A table's close: closed now, or once the current deal is settled (`closed`
+    False); the table after it and its events (cash-outs, leaves, `table_closed`)."""
+
+    closed: bool
+    table: Table | None = field(default=None, repr=False, compare=False)
+    events: list[Event] = field(default_factory=list, repr=False, compare=False)
+
+
 # ---------------------------------------------------------------------- events
 
 
 @dataclass(frozen=True, **SLOTS)
 class Event:
-    """One entry of a table's event log; `private` ones reach only their seat."""
+    """One entry of a table's event log; `private` ones reach only their seat.
+
+    `line` is the event as a sentence in the language the client asked for with
+    `Accept-Language` (None without the header, or when the event has nothing to say).
+    """
 
     id: int
     type: str
@@ -378,10 +437,12 @@ class Event:
     at: float
     hand_number: int
     private: bool = False
+    line: str | None = None
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> Event:
         """Build from the JSON member."""
+        line = body.get("line")
         return cls(
             int(body["id"]),
             str(body["type"]),
@@ -389,6 +450,7 @@ class Event:
             float(body.get("at") or 0.0),
             int(body.get("hand_number") or 0),
             bool(body.get("private", False)),
+            None if line is None else str(line),
         )
 
 
@@ -706,6 +768,102 @@ class LedgerPage:
             int(body["pending"]),
             tuple(LedgerEntry.from_json(item) for item in body.get("entries") or ()),
             None if following is None else str(following),
+        )
+
+
+@dataclass(frozen=True, **SLOTS)
+class Limit:
+    """One of a player's limits: its kind (deposit, buy_in, loss) and window (24h, 7d,
+    30d), the amount that applies (None: none), each side's own, an increase or removal
+    waiting (`pending`, with `from_at`), and what the rolling window holds."""
+
+    kind: str
+    window: str
+    amount: int | None
+    player: int | None
+    operator: int | None
+    pending: dict[str, Any] | None
+    used: int
+    left: int | None
+    resets_at: float | None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Limit:
+        """Build from the JSON body."""
+        return cls(
+            str(body["kind"]),
+            str(body["window"]),
+            body.get("amount"),
+            body.get("player"),
+            body.get("operator"),
+            body.get("pending"),
+            int(body["used"]),
+            body.get("left"),
+            body.get("resets_at"),
+        )
+
+
+@dataclass(frozen=True, **SLOTS)
+class Limits:
+    """A player's limits, how long a raised one waits, and (after a change) whether it
+    applied now."""
+
+    limits: tuple[Limit, ...]
+    cooling_seconds: float
+    applied: bool | None = None
+
+    def of(self, kind: str, window: str) -> Limit:
+        """The limit of this kind and window."""
+        return next(item for item in self.limits if (item.kind, item.window) == (kind, window))
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Limits:
+        """Build from the JSON body."""
+        return cls(
+            tuple(Limit.from_json(item) for item in body["limits"]),
+            float(body["cooling_seconds"]),
+            body.get("applied"),
+        )
+
+
+@dataclass(frozen=True, **SLOTS)
+class DealPage:
+    """A page of a player's deals, newest first: (table id, deal number, when it ended);
+    `next` is the cursor of the page after."""
+
+    deals: tuple[tuple[str, int, float], ...]
+    next: str | None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> DealPage:
+        """Build from the JSON body."""
+        deals = tuple(
+            (str(item["table_id"]), int(item["hand_number"]), float(item["ended_at"]))
+            for item in body["deals"]
+        )
+        following = body.get("next")
+        return cls(deals, None if following is None else str(following))
+
+
+@dataclass(frozen=True, **SLOTS)
+class Exclusion:
+    """A time-out or self-exclusion: its kind (time_out, self_exclusion), since when, until
+    when (None: for good), and for whom (an operator's list names the player)."""
+
+    kind: str
+    since: float
+    until: float | None
+    player: str | None = None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Exclusion:
+        """Build from the JSON body."""
+        until = body.get("until")
+        return cls(
+            str(body["kind"]),
+            float(body["since"]),
+            None if until is None else float(until),
+            body.get("player"),
         )
 
 

@@ -27,8 +27,28 @@ export type Player = Schemas["Player"];
 export type NewKey = Schemas["KeyCreated"];
 export type HeldSeat = Schemas["HeldSeat"];
 export type SeatGranted = Schemas["SeatGranted"];
+export type QuickSeated = Schemas["QuickSeated"];
+/** What a lobby page is filtered on (`GET /v1/tables`'s query). */
+export type LobbyFilters = Omit<
+  NonNullable<paths["/v1/tables"]["get"]["parameters"]["query"]>,
+  "limit" | "cursor"
+>;
 export type SeatLeft = Schemas["SeatLeft"];
+export type TableClosing = Schemas["TableClosing"];
+export type PlayerLimits = Schemas["PlayerLimits"];
+export type SetLimit = Schemas["SetLimit"];
+export type LimitSlot = Schemas["LimitSlot"];
+export type Exclude = Schemas["Exclude"];
+export type ExclusionState = Schemas["ExclusionState"];
+export type ExclusionTaken = Schemas["ExclusionTaken"];
+export type DealPage = Schemas["DealPage"];
+export type PlayerOverview = Schemas["PlayerOverview"];
+export type Session = Schemas["Session"];
+export type SessionSettings = Schemas["SessionSettings"];
+export type SessionSetting = Schemas["SessionSetting"];
 export type StreamTicket = Schemas["StreamTicket"];
+export type SeatBot = Schemas["SeatBot"];
+export type BotSeated = Schemas["BotSeated"];
 
 export interface ClientOptions {
   /** A player's key, a JWT or a seat token; none: anonymous. */
@@ -144,10 +164,33 @@ export class Client {
 
   // tables
 
-  /** One page of the lobby. */
-  async lobby(limit = 20, cursor?: string): Promise<TablePage> {
-    const query = cursor === undefined ? { limit } : { limit, cursor };
+  /**
+   * One page of the lobby: the tables to join first (the fullest with a free seat, then
+   * the full ones), only those that pass `filters`; `mine: "true"` lists the player's own.
+   */
+  async lobby(limit = 20, cursor?: string, filters: LobbyFilters = {}): Promise<TablePage> {
+    const query = cursor === undefined ? { ...filters, limit } : { ...filters, limit, cursor };
     return unwrap(await this.api.GET("/v1/tables", { params: { query }, headers: this.headers() }));
+  }
+
+  /**
+   * A seat at a table like `table` (an option left out matches any) with a free seat, or
+   * at a table made for it; `seat.granted.created` says which. Two players never both get
+   * a table's last seat.
+   */
+  async quickSeat(
+    table: CreateTable,
+    buyIn: number,
+    name?: string,
+    write: WriteOptions = {},
+  ): Promise<Seat & { granted: QuickSeated }> {
+    const body = name === undefined ? { table, buy_in: buyIn } : { table, buy_in: buyIn, name };
+    const granted = unwrap(
+      await this.api.POST("/v1/tables/quick-seat", { body, headers: this.headers(write) }),
+    );
+    return new Seat(this, granted.table.id, granted.seat, granted.token, granted) as Seat & {
+      granted: QuickSeated;
+    };
   }
 
   /** A new table and its first event; the credential must be a player's. */
@@ -199,6 +242,172 @@ export class Client {
       await this.api.DELETE("/v1/tables/{table_id}/seats/{seat}", {
         params: { path: { table_id: tableId, seat } },
         headers: this.headers(write),
+      }),
+    );
+  }
+
+  /**
+   * Seat a computer player playing `strategy` ("random", "easy" or "strong") with chips from
+   * the house; the credential must be the table's creator's or an operator key. The
+   * gateway's bots runner plays the seat (docs/bots.md).
+   */
+  async seatBot(tableId: string, bot: SeatBot, write: WriteOptions = {}): Promise<BotSeated> {
+    return unwrap(
+      await this.api.POST("/v1/tables/{table_id}/bots", {
+        params: { path: { table_id: tableId } },
+        body: bot,
+        headers: this.headers(write),
+      }),
+    );
+  }
+
+  /** Make the computer player in `seat` leave (at once between deals, else after the deal). */
+  async removeBot(tableId: string, seat: number): Promise<SeatLeft> {
+    return unwrap(
+      await this.api.DELETE("/v1/tables/{table_id}/bots/{seat}", {
+        params: { path: { table_id: tableId, seat } },
+        headers: this.headers(),
+      }),
+    );
+  }
+
+  /**
+   * Close a table: its creator before its first deal, an operator at any time. Every
+   * seat is cashed out (a seat in the current deal when it is settled). An operator
+   * removes a single seat with `leave` and an operator key.
+   */
+  async closeTable(tableId: string, write: WriteOptions = {}): Promise<TableClosing> {
+    return unwrap(
+      await this.api.DELETE("/v1/tables/{table_id}", {
+        params: { path: { table_id: tableId } },
+        headers: this.headers(write),
+      }),
+    );
+  }
+
+  /** The player's deposit, buy-in and loss limits, and what is left of each. */
+  async myLimits(): Promise<PlayerLimits> {
+    return unwrap(await this.api.GET("/v1/players/me/limits", { headers: this.headers({}) }));
+  }
+
+  /**
+   * Set one of the player's limits (`amount` null removes it): a lower one applies at
+   * once, a higher one or a removal once cooled and confirmed (`confirmMyLimit`).
+   */
+  async setMyLimit(limit: SetLimit): Promise<PlayerLimits> {
+    return unwrap(
+      await this.api.POST("/v1/players/me/limits", { body: limit, headers: this.headers({}) }),
+    );
+  }
+
+  /** Confirm a raised or removed limit once its cooling period is over. */
+  async confirmMyLimit(slot: LimitSlot): Promise<PlayerLimits> {
+    return unwrap(
+      await this.api.POST("/v1/players/me/limits/confirmations", {
+        body: slot,
+        headers: this.headers({}),
+      }),
+    );
+  }
+
+  /** Set the operator's own limit for a player, at once (an operator key). */
+  async setPlayerLimit(playerId: string, limit: SetLimit): Promise<PlayerLimits> {
+    return unwrap(
+      await this.api.POST("/v1/operator/players/{player_id}/limits", {
+        params: { path: { player_id: playerId } },
+        body: limit,
+        headers: this.headers({}),
+      }),
+    );
+  }
+
+  /** The player's last time-out or self-exclusion, and whether it still runs. */
+  async myExclusion(): Promise<ExclusionState> {
+    return unwrap(await this.api.GET("/v1/players/me/exclusions", { headers: this.headers({}) }));
+  }
+
+  /**
+   * Take a time-out (`{kind: "time_out", days}`) or exclude oneself (`{kind:
+   * "self_exclusion", months}` or `permanent: true`): every seat is left after its deal,
+   * and no seat, buy-in or deposit is taken until it ends. It cannot be shortened.
+   */
+  async exclude(exclusion: Exclude): Promise<ExclusionTaken> {
+    return unwrap(
+      await this.api.POST("/v1/players/me/exclusions", {
+        body: exclusion,
+        headers: this.headers({}),
+      }),
+    );
+  }
+
+  /** The deals the player played, newest first, at every table. */
+  async myDeals(options: { limit?: number; cursor?: string } = {}): Promise<DealPage> {
+    return unwrap(
+      await this.api.GET("/v1/players/me/deals", {
+        params: { query: { limit: options.limit ?? 20, cursor: options.cursor } },
+        headers: this.headers({}),
+      }),
+    );
+  }
+
+  /** One of the player's deals as they saw it (kept for their newest deals). */
+  async myDeal(tableId: string, handNumber: number): Promise<HandHistory> {
+    return unwrap(
+      await this.api.GET("/v1/players/me/deals/{table_id}/{hand_number}", {
+        params: { path: { table_id: tableId, hand_number: handNumber } },
+        headers: this.headers({}),
+      }),
+    );
+  }
+
+  /** The player's last `last` deals as PHH-style TOML text (docs/hand-histories.md). */
+  async myDealsText(last = 10): Promise<string> {
+    const answer = await this.api.GET("/v1/players/me/deals/phh", {
+      params: { query: { last } },
+      headers: this.headers({}),
+      parseAs: "text",
+    });
+    if (answer.error === undefined && answer.response.ok) {
+      return answer.data ?? ""; // no deals: an empty text
+    }
+    return unwrap(answer);
+  }
+
+  /**
+   * A player for an operator (an operator key): name, wallet, limits, exclusion and
+   * activity per UTC day over the last `days` days, newest first.
+   */
+  async playerOverview(playerId: string, days = 30): Promise<PlayerOverview> {
+    return unwrap(
+      await this.api.GET("/v1/operator/players/{player_id}", {
+        params: { path: { player_id: playerId }, query: { days } },
+        headers: this.headers({}),
+      }),
+    );
+  }
+
+  /** The player's session settings and the session running. */
+  async mySession(): Promise<Session> {
+    return unwrap(await this.api.GET("/v1/players/me/session", { headers: this.headers({}) }));
+  }
+
+  /**
+   * Set the session's time limit and reality-check interval (minutes; null: none; a
+   * member left out stays as it is): a stricter setting applies at once, a looser one
+   * waits in `pending` until cooled and confirmed (`confirmMySession`).
+   */
+  async setMySession(settings: SessionSettings): Promise<Session> {
+    return unwrap(
+      await this.api.POST("/v1/players/me/session", { body: settings, headers: this.headers({}) }),
+    );
+  }
+
+  /** Confirm a looser session setting once its cooling period is over. */
+  async confirmMySession(setting: SessionSetting): Promise<Session> {
+    return unwrap(
+      await this.api.POST("/v1/players/me/session/confirmations", {
+        body: setting,
+        headers: this.headers({}),
       }),
     );
   }

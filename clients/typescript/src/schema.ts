@@ -124,6 +124,178 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/players/me/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The player's limits
+         * @description Every deposit, buy-in and loss limit, over 24 hours, 7 days and 30 days: the amount that applies (the lowest of the player's and the operator's; null: none), each side's own, an increase or removal waiting, what the rolling window holds (`used`), what is `left`, and when its oldest counted transfer leaves it (`resets_at`). Answered with `Cache-Control: no-store`.
+         */
+        get: operations["getMyLimits"];
+        put?: never;
+        /**
+         * Set one of the player's limits
+         * @description A new limit or a lower one applies at once (`applied` true). A higher one, or a removal (`amount` null), waits LIMIT_COOLING_SECONDS (a day) and then applies only once the player confirms it (`POST /v1/players/me/limits/confirmations`); meanwhile the limit stays as it was and the change is `pending`. Deposits, buy-ins and rebuys past a limit that applies are refused 409 `limit_reached`.
+         */
+        post: operations["setMyLimit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/players/me/limits/confirmations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a raised or removed limit
+         * @description Applies the player's waiting increase or removal of one limit, once its cooling period is over (409 `limit_cooling` before, with `from_at`; 409 `nothing_to_confirm` when none waits).
+         */
+        post: operations["confirmMyLimit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/players/me/exclusions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The player's time-out or self-exclusion
+         * @description The last time-out or self-exclusion the player took (null: none) and whether it still runs. Answered with `Cache-Control: no-store`.
+         */
+        get: operations["getMyExclusion"];
+        put?: never;
+        /**
+         * Take a time-out or exclude oneself
+         * @description A time-out of 1 to 30 days (`{"kind": "time_out", "days": 7}`) or a self-exclusion of 6 to 60 months (`{"kind": "self_exclusion", "months": 6}`) or for good (`"permanent": true`). Neither the player nor an operator can shorten it: one ending sooner than the one running is 409 `exclusion_shorter`, a longer one replaces it. Every seat the player holds is left at once, or when the deal it is in is settled, and cashed out; until it ends the player takes no seat, buys in and rebuys nothing and receives no deposit (409 `player_excluded`).
+         */
+        post: operations["excludeMe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/players/me/deals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deals the player played, newest first
+         * @description Every deal the player was dealt into, at every table, newest first (`?limit=`, 1 to 100, 20 by default; `next` is the `cursor` of the page of older ones, null on the last), the newest 1,000 listed. Answered with `Cache-Control: no-store`.
+         */
+        get: operations["listMyDeals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/players/me/deals/phh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The player's last deals as PHH-style text
+         * @description The player's last `?last=` deals (1 to RECALL_DEALS, 10 by default), newest first, as one TOML file modeled on the PHH hand history standard: each deal a table of its own (`[1]`, `[2]`, ...) with the variant codes and action notation of docs/hand-histories.md, the player's own cards shown and everyone else's `??` until shown.
+         */
+        get: operations["exportMyDeals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/players/me/deals/{table_id}/{hand_number}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the player's deals, as they saw it
+         * @description The player's own copy of one of their newest RECALL_DEALS deals (10), kept whatever the table's retention, with its `game`, `table_name` and `cards`; for an older deal, the table's history as the player sees it, while the table keeps it (410 `history_trimmed` or `table_closed` after).
+         */
+        get: operations["getMyDeal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/players/me/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The player's session settings and the session running
+         * @description The session's time limit and reality-check interval (minutes, null: none), when the session running began (null: none), the time played in it, and, once its limit is up, until when no seat, buy-in or rebuy is taken (`blocked_until`). A session begins with the first buy-in a day after the last one began.
+         */
+        get: operations["getMySession"];
+        put?: never;
+        /**
+         * Set the session's time limit and reality checks
+         * @description `limit_minutes` (1 to 1,440): once a session has lasted that long, every seat of the player leaves after its deal (a private `session_limit` event) and no seat, buy-in or rebuy is taken (409 `session_limit_reached`) until a day after the session began. `reality_check_minutes` (1 to 240): every so often each seat of the player gets a private `reality_check` event (and, with a webhook URL, a `reality_check` notice) with the time played this session and the seat's result at its table. Null turns either off; a member left out stays as it is. A stricter setting (a new one, fewer minutes) applies at once; a looser one (more minutes, or off) waits the cooling period (`cooling_seconds`, a day by default) and then applies only once the player confirms it (`POST /v1/players/me/session/confirmations`): until then the setting stays as it was and the change is in `pending`, and `applied` is false. A stricter setting asked meanwhile cancels it. Seats taken from then on follow the settings that apply.
+         */
+        post: operations["setMySession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/players/me/session/confirmations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a looser session setting
+         * @description Applies the player's waiting longer time limit, reality checks further apart, or removal of either, once its cooling period is over (409 `limit_cooling` before, with `from_at`; 409 `nothing_to_confirm` when none waits).
+         */
+        post: operations["confirmMySession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tables": {
         parameters: {
             query?: never;
@@ -131,7 +303,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The lobby: tables, newest first */
+        /**
+         * The lobby: tables to join first, filtered
+         * @description The tables somebody sits at, until they close: first those with a free seat, the fullest first (where a deal starts soonest), then the full ones. `game`, `cards`, `ante_min`, `ante_max` and `free_seats` (at least this many free seats) filter them. A page may hold fewer than `limit` tables and still have a `next` (its search stopped after a bounded number of tables); the last page has none. A table nobody sits at is listed only to its creator, with `mine=true` (a player's credential; their open tables, empty ones too, newest first, in one page). A cursor of the former order (newest first, "<created_at>:<id>") still pages on in that order.
+         */
         get: operations["listTables"];
         put?: never;
         /**
@@ -139,6 +314,26 @@ export interface paths {
          * @description Creates a table of the given game with its options. Any option left out takes its default; options that contradict each other are 422 `invalid_option`. It needs a player's credential, and counts against the player's open tables (429 `quota_exceeded` past `QUOTA_OPEN_TABLES`).
          */
         post: operations["createTable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tables/quick-seat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a seat at a table like this one, or at a new one
+         * @description Seats the player at the first table in the lobby's order that has a free seat and every option `table` names (an option left out matches any), with `buy_in` from the player's wallet, as `POST /v1/tables/{table_id}/seats` would; when none has one, a table with those options is made (counted against the player's open tables) and the player sits at it. Two players racing for a table's last seat never both get it: the one who comes second sits at another table. The answer is a seat grant with `created`, true when its table was made for it.
+         */
+        post: operations["quickSeat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -159,7 +354,11 @@ export interface paths {
         get: operations["getTable"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Close the table
+         * @description The player who created the table closes it before its first deal (403 `not_table_creator` for another player, 409 `table_started` once it has dealt); an operator closes any table at any time. Every seat not in a deal is cashed out at once, a seat in the current deal when it is settled, to its player's wallet; the table leaves the lobby at once and takes no new seat (409 `table_closing`); it closes (`table_closed`, reason `closed`) when its last seat is gone, then answers 410 `table_closed`. Its hand histories stay readable for CLOSED_RECORD_SECONDS, each player's own cards to them. Closing it again is answered the same way.
+         */
+        delete: operations["closeTable"];
         options?: never;
         head?: never;
         patch?: never;
@@ -197,7 +396,7 @@ export interface paths {
         post?: never;
         /**
          * Leave the table
-         * @description A seat dealt into the current deal stays in it and leaves when it is settled (`leaving`); any other seat leaves and cashes out at once. The token stops working once the seat has left. With a player's credential, the seat must be the player's (403 `wrong_seat`).
+         * @description A seat dealt into the current deal stays in it and leaves when it is settled (`leaving`); any other seat leaves and cashes out at once. The token stops working once the seat has left. With a player's credential, the seat must be the player's (403 `wrong_seat`). With an operator key, the operator removes the seat the same way, whoever holds it.
          */
         delete: operations["leaveSeat"];
         options?: never;
@@ -234,7 +433,7 @@ export interface paths {
         };
         /**
          * Events after a cursor (long poll with wait)
-         * @description With a seat token or the credential of the player who holds the seat, events private to that seat (its cards, its own declaration) are included. `next` moves past events the caller may not see, so polling with `after=next` never repeats or skips.
+         * @description With a seat token or the credential of the player who holds the seat, events private to that seat (its cards, its own declaration) are included. `next` moves past events the caller may not see, so polling with `after=next` never repeats or skips. A long poll (`wait` above 0) counts, with the event streams, among the waiting requests of its client address and its credential (`429 quota_exceeded` past either cap); one whose client goes gives its place back at once.
          */
         get: operations["listEvents"];
         put?: never;
@@ -254,7 +453,7 @@ export interface paths {
         };
         /**
          * Events as server-sent events
-         * @description Each event is sent as `id: <id>`, `event: <type>` and `data: <Event JSON>`; comment lines keep the connection alive. The stream ends after a while and EventSource reconnects, resuming after `Last-Event-ID`. A seat's private events come with its token or its player's credential, or with a stream ticket (`ticket`), which is how a browser's EventSource, which sends no header, opens one. A player holds at most `QUOTA_STREAMS` streams at once, and one client address `STREAMS_PER_ADDRESS` (spectators included).
+         * @description Each event is sent as `id: <id>`, `event: <type>` and `data: <Event JSON>`; comment lines keep the connection alive. The stream ends after a while and EventSource reconnects, resuming after `Last-Event-ID`. A seat's private events come with its token or its player's credential, or with a stream ticket (`ticket`), which is how a browser's EventSource, which sends no header, opens one. A credential holds at most `WAITING_PER_CREDENTIAL` waiting requests (long polls and streams) at once, and one client address `WAITING_PER_ADDRESS` (spectators included); a stream whose client goes gives its place back at once.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -305,6 +504,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tables/{table_id}/hands/{hand_number}/phh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A finished deal as PHH-style text
+         * @description The deal's history as the caller may see it (as `GET /v1/tables/{table_id}/hands/{hand_number}`), written as a TOML document modeled on the PHH hand history standard, with the variant codes and action notation of docs/hand-histories.md.
+         */
+        get: operations["exportHand"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/evaluate": {
         parameters: {
             query?: never;
@@ -316,6 +535,26 @@ export interface paths {
         put?: never;
         /** Rank hands, or a Guts hand's odds */
         post: operations["evaluate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/players/{player_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player, for monitoring harm
+         * @description The player's name, wallet (`balance`, `pending`), limits (as `GET /v1/players/me/limits` lists them), last time-out or self-exclusion and whether it runs, and their activity on each of the last `?days=` UTC days (1 to 90, 30 by default), newest first: deposits, withdrawals, buy-ins (with rebuys), cash-outs, the net result at the tables (cash-outs less buy-ins), the time played (each seat from its buy-in to its cash-out, or to the last deal played at that table) and the deals played. Answered with `Cache-Control: no-store`.
+         */
+        get: operations["getPlayerOverview"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -374,6 +613,50 @@ export interface paths {
          * @description What `GET /v1/players/me/ledger` gives the player, for the operator: the wallet's `balance` and `pending` and a page of its entries, newest first, `next` the `cursor` of the page of older ones (null on the last). Reading it tops nothing up. Answered with `Cache-Control: no-store`.
          */
         get: operations["getPlayerLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/players/{player_id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's limits
+         * @description What `GET /v1/players/me/limits` gives the player, for the operator.
+         */
+        get: operations["getPlayerLimits"];
+        put?: never;
+        /**
+         * Set the operator's limit for a player
+         * @description The operator's own limit of one kind and window for the player (`amount` null removes it), applied at once, up or down; the lowest of the operator's and the player's applies.
+         */
+        post: operations["setPlayerLimit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/exclusions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The players excluded now
+         * @description The players whose time-out or self-exclusion runs now, the soonest to end first (`?limit=`, 1 to 1,000, 100 by default).
+         */
+        get: operations["listExclusions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -530,8 +813,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tables/{table_id}/bots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Seat a computer player
+         * @description The table's creator, or an operator, seats a computer player in the lowest free seat: it plays `strategy` (one of the table's game's, `GET /v1/bots/strategies`), its buy-in comes from the house's account for computer players (the wallet `house-bots`, staked from the house: the ledger and its audit cover its chips) and its cash-out goes back there. Every view of the table marks its seat with `computer`, the strategy's name. The bots' runner (`python -m api.bots`) plays it through the same checks as a player; its seat token is never shown. Where bots may sit is the operator's `BOTS_ALLOWED` (403 `bots_not_allowed`): by default only while the gateway's wallets hold play money.
+         */
+        post: operations["seatBot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tables/{table_id}/bots/{seat}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a computer player
+         * @description The table's creator, or an operator, makes a computer player leave: at once, or when the deal it is in is settled (`leaving`), as a player leaves.
+         */
+        delete: operations["removeBot"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bots/strategies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The computer players' strategies
+         * @description The strategies a computer player of each game may play, weakest first.
+         */
+        get: operations["listBotStrategies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    notice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A notice to the operator's push service
+         * @description What the gateway POSTs to `WEBHOOK_URL`: a player's `turn`, a `turn_warning` before its deadline, a `deal_ended` for every seat dealt in, and a `reality_check` every N minutes of a session as the player chose (time played, net result). Signed (`webhook-id`, `webhook-timestamp`, `webhook-signature`), delivered at least once, retried with backoff and, after `WEBHOOK_MAX_ATTEMPTS`, kept among the dead letters ([webhooks.md](webhooks.md)).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookNotice"];
+                };
+            };
+            responses: {
+                /** @description Taken; any other answer (or none) is tried again later. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description An RFC 9457 problem. `code` is the stable machine code to branch on; `type` is `https://cardroom.dev/problems/<code>`, an identifier that need not resolve. More members may appear (for example `expected` with `invalid_type`). */
@@ -561,7 +946,7 @@ export interface components {
         /** @description A new table: the game and its options, flat at the top level. */
         CreateTable: components["schemas"]["CreateGutsTable"] | components["schemas"]["CreatePaiuteTable"];
         /**
-         * @description A Guts table. Every option left out takes its default (RULES.md, Guts).
+         * @description A Guts table. Every option left out takes its default (docs/rules.md, Guts).
          * @example {
          *       "game": "guts"
          *     }
@@ -666,7 +1051,7 @@ export interface components {
             away_after?: number;
         };
         /**
-         * @description A Paiute table (RULES.md, Paiute). The schema is final; the gateway answers 422 `unsupported_game` until it hosts Paiute tables.
+         * @description A Paiute table (docs/rules.md, Paiute). The schema is final; the gateway answers 422 `unsupported_game` until it hosts Paiute tables.
          * @example {
          *       "game": "paiute",
          *       "ante": 2,
@@ -730,6 +1115,8 @@ export interface components {
             out_of_chips?: boolean;
             /** @description Dealt into the current deal. */
             in_hand?: boolean;
+            /** @description Present for a computer player only: the name of the strategy it plays (docs/bots.md). */
+            computer?: string;
         } & {
             [key: string]: unknown;
         };
@@ -796,6 +1183,8 @@ export interface components {
         };
         /** @description The table as the caller may see it, produced by the game module; more members may appear. Its `version` is the ETag. */
         Table: {
+            /** @description Present (true) only in the view of the player who created the table, who may seat and remove its computer players (docs/bots.md). */
+            created_by_you?: boolean;
             id: string;
             name?: string | null;
             /** @enum {unknown} */
@@ -836,6 +1225,8 @@ export interface components {
             };
             seats_taken: number;
             seats_free: number;
+            /** @description How many of the seats taken computer players hold (docs/bots.md). */
+            computer_players?: number;
             max_players: number;
             phase: string;
             /** @description Epoch seconds. */
@@ -845,8 +1236,13 @@ export interface components {
         };
         TablePage: {
             tables: components["schemas"]["TableSummary"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
-            next_cursor: string | null;
+            /** @description Pass as `cursor` for the next page; null on the last page. The next page's field is `next` on every page of the API. */
+            next: string | null;
+            /**
+             * @deprecated
+             * @description The former name of `next`, with the same value; it goes in a later release.
+             */
+            next_cursor?: string | null;
         };
         /**
          * @example {
@@ -856,6 +1252,186 @@ export interface components {
         CreatePlayer: {
             /** @description The player's display name, the name their seats take unless a seat names another one: trimmed, no control or invisible formatting characters. */
             name: string;
+        };
+        /**
+         * @example {
+         *       "kind": "deposit",
+         *       "window": "24h",
+         *       "amount": 500
+         *     }
+         */
+        SetLimit: {
+            /**
+             * @description What the limit caps: deposits, buy-ins (buy-ins and rebuys), or losses (buy-ins and rebuys less cash-outs).
+             * @enum {string}
+             */
+            kind: "deposit" | "buy_in" | "loss";
+            /**
+             * @description The rolling window the limit counts over.
+             * @enum {string}
+             */
+            window: "24h" | "7d" | "30d";
+            /** @description Chips, from 0 to 10^12; null removes the limit. */
+            amount: number | null;
+        };
+        /**
+         * @example {
+         *       "kind": "deposit",
+         *       "window": "24h"
+         *     }
+         */
+        LimitSlot: {
+            /** @enum {string} */
+            kind: "deposit" | "buy_in" | "loss";
+            /** @enum {string} */
+            window: "24h" | "7d" | "30d";
+        };
+        PlayerLimits: {
+            limits: components["schemas"]["Limit"][];
+            /** @description How long a raised or removed limit waits before it may be confirmed. */
+            cooling_seconds: number;
+            /** @description After a change, whether it applies now (false while it waits). */
+            applied?: boolean;
+        };
+        Limit: {
+            /** @enum {string} */
+            kind: "deposit" | "buy_in" | "loss";
+            /** @enum {string} */
+            window: "24h" | "7d" | "30d";
+            /** @description The limit that applies, the lower of the two sides'; null for none. */
+            amount: number | null;
+            player: number | null;
+            operator: number | null;
+            /** @description The player's increase or removal waiting, if any. */
+            pending: null | {
+                amount: number | null;
+                asked_at: number;
+                /** @description When the player may confirm it. */
+                from_at: number;
+            };
+            /** @description What the rolling window holds of the limit's kind. */
+            used: number;
+            left: number | null;
+            /** @description When the oldest transfer the window counts leaves it. */
+            resets_at: number | null;
+        };
+        /**
+         * @example {
+         *       "kind": "self_exclusion",
+         *       "months": 6
+         *     }
+         */
+        Exclude: {
+            /** @enum {string} */
+            kind: "time_out" | "self_exclusion";
+            /** @description A time-out's length, 1 to 30 days. */
+            days?: number;
+            /** @description A self-exclusion's length, 6 to 60 calendar months. */
+            months?: number;
+            /** @description A self-exclusion for good. */
+            permanent?: boolean;
+        };
+        Exclusion: {
+            /** @enum {string} */
+            kind: "time_out" | "self_exclusion";
+            since: number;
+            /** @description When it ends (Unix time); null for good. */
+            until: number | null;
+        };
+        ExclusionState: {
+            exclusion: null | components["schemas"]["Exclusion"];
+            active: boolean;
+        };
+        ExclusionTaken: {
+            exclusion: components["schemas"]["Exclusion"];
+            active: boolean;
+            /** @description Each seat the player held, left now (`left`) or after its deal (`leaving`). */
+            seats: {
+                table_id: string;
+                seat: number;
+                left: boolean;
+                leaving: boolean;
+                cashed_out: number | null;
+            }[];
+        };
+        ExcludedPlayers: {
+            players: (components["schemas"]["Exclusion"] & {
+                player: string;
+            })[];
+        };
+        DealPage: {
+            deals: {
+                table_id: string;
+                hand_number: number;
+                ended_at: number;
+            }[];
+            next: string | null;
+        };
+        PlayerOverview: {
+            player: string;
+            name: string;
+            balance: number;
+            pending: number;
+            limits: components["schemas"]["Limit"][];
+            exclusion: null | components["schemas"]["Exclusion"];
+            excluded: boolean;
+            activity: {
+                /** Format: date */
+                day: string;
+                deposits: number;
+                withdrawals: number;
+                buy_ins: number;
+                cash_outs: number;
+                net: number;
+                seconds_played: number;
+                deals: number;
+            }[];
+        };
+        /**
+         * @description The settings asked for; a member left out keeps its value. A stricter one (a new one, fewer minutes) applies at once; a looser one (more minutes, null where there was a value) waits `cooling_seconds` and the player's confirmation.
+         * @example {
+         *       "limit_minutes": 60,
+         *       "reality_check_minutes": 20
+         *     }
+         */
+        SessionSettings: {
+            limit_minutes?: number | null;
+            reality_check_minutes?: number | null;
+        };
+        /**
+         * @example {
+         *       "setting": "limit_minutes"
+         *     }
+         */
+        SessionSetting: {
+            /** @enum {string} */
+            setting: "limit_minutes" | "reality_check_minutes";
+        };
+        /** @description A looser setting waiting: it applies once the player confirms it, from `from_at` on. */
+        SettingPending: {
+            /** @description The setting asked for, in minutes; null for its removal. */
+            value: number | null;
+            asked_at: number;
+            /** @description When it may be confirmed, epoch seconds. */
+            from_at: number;
+        };
+        Session: {
+            /** @description The session's time limit that applies, in minutes; null for none. */
+            limit_minutes: number | null;
+            /** @description The reality checks' interval that applies, in minutes; null for none. */
+            reality_check_minutes: number | null;
+            /** @description The looser settings waiting for their confirmation, by setting. */
+            pending: {
+                limit_minutes?: components["schemas"]["SettingPending"];
+                reality_check_minutes?: components["schemas"]["SettingPending"];
+            };
+            /** @description How long a looser setting waits before it may be confirmed. */
+            cooling_seconds: number;
+            /** @description After a change: whether every setting asked for applies now (false: one waits in `pending`). */
+            applied?: boolean;
+            started: number | null;
+            played_seconds: number;
+            blocked_until: number | null;
         };
         /**
          * @example {
@@ -881,6 +1457,28 @@ export interface components {
             /** @description Chips to sit down with, within the table's buy-in limits. */
             buy_in: number;
         };
+        /**
+         * @example {
+         *       "strategy": "strong",
+         *       "buy_in": 100
+         *     }
+         */
+        SeatBot: {
+            /** @description One of the table's game's strategies (`GET /v1/bots/strategies`). */
+            strategy: string;
+            /** @description Chips to sit down with, within the table's buy-in limits. */
+            buy_in: number;
+            /** @description The seat's name; by default "Strong bot", "Easy bot 2", ... */
+            name?: string;
+        };
+        /** @description The table as everyone sees it, the computer player's seat and events. */
+        BotSeated: {
+            table: components["schemas"]["Table"];
+            events: components["schemas"]["Event"][];
+            seat: number;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description A new table, as a spectator sees it, and its first event (`table_created`). */
         TableCreated: {
             table: components["schemas"]["Table"];
@@ -896,6 +1494,45 @@ export interface components {
             token: string;
             /** @description True when the seat waits for the next game to start. */
             waiting: boolean;
+        };
+        /**
+         * @description A seat at a table like `table` (the options of `CreateTable`; one left out matches any table, and takes its default at a table made for the seat).
+         * @example {
+         *       "table": {
+         *         "game": "guts",
+         *         "cards": 3,
+         *         "ante": 1
+         *       },
+         *       "buy_in": 100
+         *     }
+         */
+        QuickSeat: {
+            table: components["schemas"]["CreateTable"];
+            /** @description The seat's name, by default the player's own. */
+            name?: string;
+            /** @description Chips to sit down with, within the table's buy-in limits. */
+            buy_in: number;
+        };
+        /** @description A seat grant (`SeatGranted`) and whether its table was made for it. */
+        QuickSeated: {
+            table: components["schemas"]["Table"];
+            /** @description The events of the seat grant (`seated`), as the new seat sees them. */
+            events: components["schemas"]["Event"][];
+            seat: number;
+            /** @description The seat token, shown only this once: send it as `Authorization: Bearer <token>`. */
+            token: string;
+            /** @description True when the seat waits for the next game to start. */
+            waiting: boolean;
+            /** @description True when no table had a seat and this one was made for it. */
+            created: boolean;
+        };
+        /** @description The table and the events of its close, and whether it is closed already or closes once the current deal is settled. */
+        TableClosing: {
+            table: components["schemas"]["Table"];
+            /** @description The close's events: `cashed_out` and `left` for each seat gone, `leaving` for each seat in the current deal, `table_closed` once nobody is left. */
+            events: components["schemas"]["Event"][];
+            /** @description The table is closed now; false while a deal is played out first. */
+            closed: boolean;
         };
         /** @description The table and the events of the leave, as every write to a table answers, with what is new: whether the seat is gone now or leaves when its deal is settled, and the chips it cashed out. */
         SeatLeft: {
@@ -1034,10 +1671,7 @@ export interface components {
         };
         DeadWebhooks: {
             dead: ({
-                /** @description The notice as it was sent (its `id` in `webhook-id`). */
-                body: {
-                    [key: string]: unknown;
-                };
+                body: components["schemas"]["WebhookNotice"];
                 due?: number;
                 attempts: number;
                 /** @description The last attempt's HTTP status; 0 when no answer came. */
@@ -1047,6 +1681,26 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+        };
+        /** @description A notice the gateway POSTs to the operator's `WEBHOOK_URL`, signed as Standard Webhooks sign (its `id` in `webhook-id`); no card, nothing else private ([webhooks.md](webhooks.md)). */
+        WebhookNotice: {
+            /** @description The same for every attempt of the same notice; deduplicate by it. */
+            id: string;
+            /** @enum {string} */
+            type: "turn" | "turn_warning" | "deal_ended" | "reality_check";
+            table_id: string;
+            seat: number;
+            /** @description The seat's player (`GET /v1/players/me`). */
+            player: string;
+            hand_number: number;
+            /** @description The turn's deadline, epoch seconds; null for `deal_ended` and `reality_check`. */
+            deadline: number | null;
+            /** @description When the change that caused the notice was made (for a warning, the start of its turn), epoch seconds. */
+            at: number;
+            /** @description `reality_check` only: how long the player's session has lasted so far ([players.md](players.md#sessions-time-limits-and-reality-checks)). */
+            played_seconds?: number;
+            /** @description `reality_check` only: the seat's chips less what it bought in at that table (negative: a loss). */
+            net?: number;
         };
         AuditReport: {
             /** @description True when every invariant holds (no discrepancy). */
@@ -1288,7 +1942,7 @@ export interface components {
              */
             paiute_valuation?: "six_card_combinations" | "best_of_any";
             hands: string[];
-        };
+        } & (unknown & unknown & unknown);
         /**
          * @example {
          *       "game": "guts3",
@@ -1302,8 +1956,9 @@ export interface components {
             /** @enum {unknown} */
             game: "guts2" | "guts3";
             odds: components["schemas"]["OddsQuery"];
-        };
+        } & (unknown & unknown);
         OddsQuery: {
+            /** @description The Guts hand, two or three cards as the game has them. */
             hand: string;
             opponents: number;
             /**
@@ -1315,6 +1970,7 @@ export interface components {
             seed?: number;
         };
         EvaluatedHand: {
+            /** @description The hand in canonical text ("Ah Td Tc"), whatever case, `10` or commas it was sent with. */
             hand: string;
             /** @description Higher wins; equal ties. */
             strength: number;
@@ -1509,7 +2165,52 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The deposit would take the wallet past 10^15 chips, or the Idempotency-Key was used with a different request. */
+        /** @description No change of this limit (or session setting) waits, or its cooling period is not over. */
+        LimitConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Not a limit's kind, window or amount. */
+        LimitUnprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A time-out or self-exclusion that ends sooner than the one running. */
+        ExclusionConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Not a time-out or self-exclusion the rules allow. */
+        ExclusionUnprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Not a session limit or reality-check interval the rules allow. */
+        SessionUnprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The deposit would take the wallet past 10^15 chips, or the Idempotency-Key was used with a different request, or past the player's limit (`limit_reached`: the `limit` with its kind, window and amount, what is `left` and when the window `resets_at`). */
         DepositConflict: {
             headers: {
                 [name: string]: unknown;
@@ -1554,7 +2255,25 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The table was closed after TABLE_IDLE_SECONDS without a player's move: every seat was cashed out. `closing` is the closing record (who left with how much, the final ledger), kept for CLOSED_RECORD_SECONDS. */
+        /** @description The player did not create this table; only its creator or an operator closes it. */
+        CloseForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The table has dealt already; only an operator may close it now. */
+        CloseConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The table was closed after TABLE_IDLE_SECONDS without a player's move (`reason` `idle`), or by its creator or an operator (`closed`): every seat was cashed out. `closing` is the closing record (who left with how much, the final ledger), kept for CLOSED_RECORD_SECONDS. */
         TableClosed: {
             headers: {
                 [name: string]: unknown;
@@ -1685,6 +2404,33 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Only the table's creator or an operator seats or removes a computer player, and only where `BOTS_ALLOWED` lets one sit. */
+        BotForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No computer player sits in that seat, or there is no such table. */
+        BotNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The strategy, name or buy-in is not acceptable. */
+        BotUnprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The name or buy-in is not acceptable. */
         SeatUnprocessable: {
             headers: {
@@ -1721,7 +2467,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Redis does not answer, or, for a request with an identity provider's token, the provider's keys (JWKS) cannot be fetched; retry after Retry-After seconds. */
+        /** @description Redis does not answer, a change was not confirmed by enough replicas in time (REDIS_ACK_REPLICAS), or, for a request with an identity provider's token, the provider's keys (JWKS) cannot be fetched; retry after Retry-After seconds. */
         StoreUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1731,7 +2477,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Redis or the evaluator does not answer, or, for a request with an identity provider's token, the provider's keys cannot be fetched; retry after Retry-After seconds. */
+        /** @description Redis or the evaluator does not answer, a change was not confirmed by enough replicas in time (REDIS_ACK_REPLICAS), or, for a request with an identity provider's token, the provider's keys cannot be fetched; retry after Retry-After seconds. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1784,7 +2530,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests (`rate_limited`), or the player (`"quota": "streams"`) or the client address (`"quota": "streams_per_address"`) holds as many event streams as it may (`quota_exceeded`, with the `quota` and its `limit`). */
+        /** @description Too many requests (`rate_limited`), or the credential (`"quota": "waiting"`) or the client address (`"quota": "waiting_per_address"`) holds as many waiting requests (long polls and event streams) as it may (`quota_exceeded`, with the `quota` and its `limit`). */
         StreamQuotaExceeded: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1823,7 +2569,7 @@ export interface components {
          */
         IfNoneMatch: string;
         Limit: number;
-        /** @description An opaque `next_cursor` from the previous page. */
+        /** @description An opaque `next` from the previous page. */
         Cursor: string;
         /** @description Return the events after this id (a `next` from an earlier page). */
         After: number;
@@ -2081,12 +2827,356 @@ export interface operations {
             503: components["responses"]["StoreUnavailable"];
         };
     };
+    getMyLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerLimits"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    setMyLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetLimit"];
+            };
+        };
+        responses: {
+            /** @description The player's limits after the change, and whether it applied now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerLimits"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["LimitUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    confirmMyLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LimitSlot"];
+            };
+        };
+        responses: {
+            /** @description The player's limits with the change applied. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerLimits"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            409: components["responses"]["LimitConflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["LimitUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    getMyExclusion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's exclusion. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExclusionState"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    excludeMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Exclude"];
+            };
+        };
+        responses: {
+            /** @description The exclusion taken, and what became of each seat the player held. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExclusionTaken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            409: components["responses"]["ExclusionConflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ExclusionUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    listMyDeals: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the player's deals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DealPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    exportMyDeals: {
+        parameters: {
+            query?: {
+                last?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deals as text. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/toml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    getMyDeal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f9c2a7be41d0c55 */
+                table_id: components["parameters"]["TableId"];
+                /** @example 1 */
+                hand_number: components["parameters"]["HandNumber"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deal as the player saw it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandHistory"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            404: components["responses"]["HandNotFound"];
+            410: components["responses"]["HandGone"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    getMySession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    setMySession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SessionSettings"];
+            };
+        };
+        responses: {
+            /** @description The player's session with the new settings; `applied` false when one waits in `pending`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["SessionUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    confirmMySession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SessionSetting"];
+            };
+        };
+        responses: {
+            /** @description The player's session with the setting applied. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            409: components["responses"]["LimitConflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["SessionUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
     listTables: {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An opaque `next_cursor` from the previous page. */
+                /** @description An opaque `next` from the previous page. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only tables of this game. */
+                game?: "guts" | "paiute";
+                /** @description Only Guts tables dealing this many cards. */
+                cards?: 2 | 3;
+                /** @description Only tables whose ante is at least this. */
+                ante_min?: number;
+                /** @description Only tables whose ante is at most this. */
+                ante_max?: number;
+                /** @description Only tables with at least this many free seats (0, the default, lists full ones too). */
+                free_seats?: number;
+                /** @description `true`: the caller's own open tables (a player's credential), empty ones too. */
+                mine?: "true" | "false";
             };
             header?: {
                 /**
@@ -2112,6 +3202,8 @@ export interface operations {
             };
             304: components["responses"]["PageNotModified"];
             400: components["responses"]["BadQuery"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailable"];
@@ -2160,6 +3252,48 @@ export interface operations {
             503: components["responses"]["StoreUnavailable"];
         };
     };
+    quickSeat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 printable ASCII characters without spaces. The first response to a key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat of the same request; the same key with a different request is 409 `idempotency_key_reused`, and while the first is still running 409 `idempotency_in_progress`.
+                 * @example 5d1c8a0e-7f2b-4a51-9d3e-0b6f4c2a8e17
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuickSeat"];
+            };
+        };
+        responses: {
+            /** @description The seat, its token, and whether its table was made for it. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuickSeated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PlayerRequired"];
+            409: components["responses"]["SeatConflict"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["CreateUnprocessable"];
+            429: components["responses"]["TableQuotaExceeded"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
     getTable: {
         parameters: {
             query?: never;
@@ -2197,6 +3331,53 @@ export interface operations {
             304: components["responses"]["NotModified"];
             404: components["responses"]["TableNotFound"];
             410: components["responses"]["TableClosed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    closeTable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 printable ASCII characters without spaces. The first response to a key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat of the same request; the same key with a different request is 409 `idempotency_key_reused`, and while the first is still running 409 `idempotency_in_progress`.
+                 * @example 5d1c8a0e-7f2b-4a51-9d3e-0b6f4c2a8e17
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description The table's ETag as last seen; the move is refused with 412 `stale_version` if the table has changed since.
+                 * @example "4"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example 3f9c2a7be41d0c55 */
+                table_id: components["parameters"]["TableId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Closed now (`closed`), or closing once the current deal is settled: the table and the close's events. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableClosing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["CloseForbidden"];
+            404: components["responses"]["TableNotFound"];
+            409: components["responses"]["CloseConflict"];
+            410: components["responses"]["TableClosed"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["ContentTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailable"];
@@ -2402,7 +3583,7 @@ export interface operations {
             400: components["responses"]["BadQuery"];
             404: components["responses"]["TableNotFound"];
             410: components["responses"]["EventsGone"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["StreamQuotaExceeded"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailable"];
         };
@@ -2526,6 +3707,36 @@ export interface operations {
             503: components["responses"]["StoreUnavailable"];
         };
     };
+    exportHand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f9c2a7be41d0c55 */
+                table_id: components["parameters"]["TableId"];
+                /** @example 1 */
+                hand_number: components["parameters"]["HandNumber"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deal as text. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/toml": string;
+                };
+            };
+            404: components["responses"]["HandNotFound"];
+            410: components["responses"]["HandGone"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
     evaluate: {
         parameters: {
             query?: never;
@@ -2555,6 +3766,41 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["EvaluatorUnavailable"];
+        };
+    };
+    getPlayerOverview: {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A player's id, as createPlayer gave it (404 `player_not_found` for none).
+                 * @example p_5b1e0c9a7d3f2e4a6c8b0d1f
+                 */
+                player_id: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerOverview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
+            404: components["responses"]["UnknownPlayer"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     depositChips: {
@@ -2706,6 +3952,106 @@ export interface operations {
             401: components["responses"]["OperatorUnauthorized"];
             403: components["responses"]["OperatorRequired"];
             404: components["responses"]["UnknownPlayer"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    getPlayerLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A player's id, as createPlayer gave it (404 `player_not_found` for none).
+                 * @example p_5b1e0c9a7d3f2e4a6c8b0d1f
+                 */
+                player_id: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerLimits"];
+                };
+            };
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
+            404: components["responses"]["UnknownPlayer"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    setPlayerLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A player's id, as createPlayer gave it (404 `player_not_found` for none).
+                 * @example p_5b1e0c9a7d3f2e4a6c8b0d1f
+                 */
+                player_id: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetLimit"];
+            };
+        };
+        responses: {
+            /** @description The player's limits after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerLimits"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
+            404: components["responses"]["UnknownPlayer"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["LimitUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    listExclusions: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The players excluded now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExcludedPlayers"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            403: components["responses"]["OperatorRequired"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailable"];
@@ -2904,6 +4250,122 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    seatBot: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 printable ASCII characters without spaces. The first response to a key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) for a repeat of the same request; the same key with a different request is 409 `idempotency_key_reused`, and while the first is still running 409 `idempotency_in_progress`.
+                 * @example 5d1c8a0e-7f2b-4a51-9d3e-0b6f4c2a8e17
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example 3f9c2a7be41d0c55 */
+                table_id: components["parameters"]["TableId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeatBot"];
+            };
+        };
+        responses: {
+            /** @description The table with the computer player seated (no token). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotSeated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BotForbidden"];
+            404: components["responses"]["TableNotFound"];
+            409: components["responses"]["SeatConflict"];
+            410: components["responses"]["TableClosed"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["BotUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    removeBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f9c2a7be41d0c55 */
+                table_id: components["parameters"]["TableId"];
+                /** @example 1 */
+                seat: components["parameters"]["Seat"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The computer player left, or leaves with the deal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatLeft"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BotForbidden"];
+            404: components["responses"]["BotNotFound"];
+            409: components["responses"]["LeaveConflict"];
+            410: components["responses"]["TableClosed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    listBotStrategies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The strategies, by game. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "guts": [
+                     *         "random",
+                     *         "easy",
+                     *         "strong"
+                     *       ],
+                     *       "paiute": [
+                     *         "random",
+                     *         "easy",
+                     *         "strong"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        [key: string]: string[];
+                    };
                 };
             };
             429: components["responses"]["TooManyRequests"];

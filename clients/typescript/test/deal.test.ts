@@ -154,3 +154,86 @@ test("a whole Paiute deal", { timeout: 120_000 }, async () => {
   assert.equal(history.hand_number, 1);
   assert.ok(history.events.some((event) => event.type === "drew"));
 });
+
+test("the lobby's filters and a quick seat", { timeout: 60_000 }, async () => {
+  const host = await player("Host");
+  const { table } = await host.createTable({ game: "guts", cards: 2, ante: 7, deal_pause_seconds: 60 });
+  const filters = { game: "guts", cards: 2, ante_min: 7, ante_max: 7 } as const;
+  // nobody sits there yet: only its creator finds it
+  assert.deepEqual((await host.lobby(20, undefined, filters)).tables, []);
+  const mine = await host.lobby(20, undefined, { ...filters, mine: "true" });
+  assert.deepEqual(mine.tables.map((listed) => listed.id), [table.id]);
+  await host.takeSeat(table.id, 140);
+  const listed = await host.lobby(20, undefined, filters);
+  assert.deepEqual(listed.tables.map((entry) => [entry.id, entry.seats_taken]), [[table.id, 1]]);
+  const ada = await player("Ada");
+  const seat = await ada.quickSeat({ game: "guts", cards: 2, ante: 7 }, 140);
+  assert.equal(seat.tableId, table.id);
+  assert.equal(seat.granted.created, false);
+  const bo = await player("Bo");
+  const other = await bo.quickSeat({ game: "paiute", ante: 7 }, 140);
+  assert.equal(other.granted.created, true);
+  assert.equal((await other.table()).game, "paiute");
+});
+
+test("a computer player seated and removed by the table's creator", { timeout: 60_000 }, async () => {
+  const ada = await player("Ada");
+  const { table } = await ada.createTable({ game: "paiute" });
+  const seated = await ada.seatBot(table.id, { strategy: "easy", buy_in: 100 });
+  assert.equal(seated.table.seats[String(seated.seat)]?.computer, "easy");
+  const lobby = await ada.lobby(50);
+  assert.equal(lobby.tables.find((listed) => listed.id === table.id)?.computer_players, 1);
+  const stranger = await refused((await player("Bo")).seatBot(table.id, { strategy: "easy", buy_in: 100 }));
+  assert.equal(stranger.code, "not_table_owner");
+  const left = await ada.removeBot(table.id, seated.seat);
+  assert.equal(left.left, true);
+});
+
+test("closing a table before its first deal", { timeout: 30_000 }, async () => {
+  const host = await player("Host");
+  const guest = await player("Guest");
+  const { table } = await host.createTable({ game: "guts" });
+  const seat = await guest.takeSeat(table.id, 100);
+  const other = await refused(guest.closeTable(table.id));
+  assert.equal(other.code, "not_table_creator");
+  const closing = await host.closeTable(table.id);
+  assert.equal(closing.closed, true);
+  assert.ok(closing.events.some((event) => event.type === "table_closed"));
+  const gone = await refused(seat.leave());
+  assert.equal(gone.status, 410);
+});
+
+test("a player's limits", { timeout: 30_000 }, async () => {
+  const ann = await player("Ann");
+  const set = await ann.setMyLimit({ kind: "buy_in", window: "24h", amount: 150 });
+  assert.equal(set.applied, true);
+  const raised = await ann.setMyLimit({ kind: "buy_in", window: "24h", amount: 900 });
+  assert.equal(raised.applied, false);
+  const limit = (await ann.myLimits()).limits.find(
+    (item) => item.kind === "buy_in" && item.window === "24h",
+  );
+  assert.equal(limit?.amount, 150);
+  const early = await refused(ann.confirmMyLimit({ kind: "buy_in", window: "24h" }));
+  assert.equal(early.code, "limit_cooling");
+  const { table } = await ann.createTable({ game: "guts" });
+  const past = await refused(ann.takeSeat(table.id, 200));
+  assert.equal(past.code, "limit_reached");
+});
+
+test("a time-out", { timeout: 30_000 }, async () => {
+  const kim = await player("Kim");
+  assert.equal((await kim.myExclusion()).exclusion, null);
+  const taken = await kim.exclude({ kind: "time_out", days: 2 });
+  assert.equal(taken.exclusion.kind, "time_out");
+  const { table } = await kim.createTable({ game: "guts" });
+  const refusedSeat = await refused(kim.takeSeat(table.id, 100));
+  assert.equal(refusedSeat.code, "player_excluded");
+});
+
+test("a player's deals", { timeout: 30_000 }, async () => {
+  const lee = await player("Lee");
+  const page = await lee.myDeals();
+  assert.deepEqual(page.deals, []);
+  const text = await lee.myDealsText(3);
+  assert.equal(typeof text, "string");
+});

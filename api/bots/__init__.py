@@ -1,0 +1,1 @@
+"""The computer players' runner: `python -m api.bots` plays every seated bot (docs/bots.md)."""

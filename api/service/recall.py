@@ -1,0 +1,147 @@
+"""Game recall: each player's own deals, newest first, at every table they played.
+
+The commit that finishes a deal also writes, atomically with it, a note for each player
+dealt into it: the deal for their index and a copy of its history as they saw it (their
+own cards opened), the newest `copies` (10) kept whatever the table's retention. The
+notes go to the table's recall outbox (on the table's slot, `api.adapters.recall`) and
+are delivered to the players right after the commit; a process that dies in between
+leaves them to the sweeper, pointed at the table before the commit. The history of an
+older deal is read from its table while the table keeps it. A deal is also exported as
+text modeled on PHH (`api.service.phh`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from api import jsonio
+from api.adapters.recall import OUTBOX_KEY, RecallNote, RecallStore, note_field, outbox_key
+from api.adapters.store import STORE_ERRORS, Commit, HandRecord, TableStore
+from api.errors import problem
+from api.games.events import Event
+from api.service import phh
+from api.service.queries import shown_history
+from api.service.visibility import Viewer, public_event
+
+log = logging.getLogger("cardroom.recall")
+
+DEFAULT_COPIES = 10
+# a sweeper delivers the notes a commit wrote this long after it, if nobody did
+RELAY_SECONDS = 10.0
+
+
+class Recall:
+    """Players' deal indexes and kept copies, written with the commits that end deals."""
+
+    def __init__(
+        self,
+        tables: TableStore,
+        store: RecallStore,
+        copies: int = DEFAULT_COPIES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Read deals from `tables`; keep each player's index and newest `copies` in `store`."""
+        self.tables = tables
+        self.store = store
+        self.copies = copies
+        self.clock = clock
+
+    def pointer(self, now: float) -> tuple[str, float]:
+        """Where and when a sweeper is pointed at a table before a commit ending a deal."""
+        return OUTBOX_KEY, now + RELAY_SECONDS
+
+    def writes(self, commit: Commit, history: HandRecord, events: list[Event], due: float) -> None:
+        """Add to `commit`, which finishes the deal `history` tells of (its `events`), a
+        note for every player dealt into it, in the table's recall outbox (the sweeper
+        pointed at the table for `due`)."""
+        state = commit.state
+        table_id = history["table_id"]
+        member = f"{table_id}:{history['hand_number']}"
+        at = float(events[-1]["at"]) if events else 0.0
+        for account, entry in (state.get("accounts") or {}).items():
+            players = frozenset(entry["players"])
+            if not any(players.intersection(e.get("audience") or ()) for e in events):
+                continue  # dealt nothing: not one of this player's deals
+            viewer = Viewer(account=account, past=players)
+            visible = [public_event(e) for e in events if viewer.may_see(e)]
+            shown = shown_history(history, visible)
+            shown["game"] = state["game"]
+            shown["table_name"] = state.get("name")
+            shown["cards"] = state["options"].get("cards")
+            shown["recall_of"] = member
+            note: RecallNote = {
+                "player": account,
+                "member": member,
+                "at": at,
+                "copy": jsonio.dumps(shown),
+                "due": due,
+            }
+            commit.hsets.append((outbox_key(table_id), note_field(note), jsonio.dumps(note)))
+
+    def committed(self, commit: Commit) -> None:
+        """Deliver the notes `commit` wrote, if any; a failure is logged and leaves them
+        to the sweeper."""
+        outbox = outbox_key(commit.record.table_id)
+        notes = {name: jsonio.loads(value) for key, name, value in commit.hsets if key == outbox}
+        if not notes:
+            return
+        try:
+            self.store.deliver(commit.record.table_id, notes, self.copies, unpoint=True)
+        except STORE_ERRORS:
+            log.warning(
+                "deal notes left to the sweeper",
+                extra={"table": commit.record.table_id},
+                exc_info=True,
+            )
+
+    def sweep(self, limit: int = 100) -> int:
+        """Deliver the notes that processes which died after their commit left; how many
+        tables were looked at. Any number of sweepers may run at once."""
+        due = self.store.due(self.clock(), limit)
+        for table_id, seen in due:
+            self.store.deliver(table_id, self.store.pending(table_id), self.copies)
+            self.store.looked(table_id, seen)
+        return len(due)
+
+    def page(self, account: str, limit: int, cursor: str | None) -> dict[str, object]:
+        """A page of the player's deals, newest first; `next` is the next page's cursor."""
+        before = None
+        if cursor is not None:
+            try:
+                before = float(cursor)
+            except ValueError:
+                raise problem(
+                    "invalid_cursor",
+                    "A deals cursor is the `next` of an earlier page.",
+                    field="cursor",
+                ) from None
+        rows = self.store.page(account, before, limit)
+        deals = []
+        for member, at in rows:
+            table_id, _, hand = member.rpartition(":")
+            deals.append({"table_id": table_id, "hand_number": int(hand), "ended_at": at})
+        following = repr(rows[-1][1]) if len(rows) == limit else None
+        return {"deals": deals, "next": following}
+
+    def kept(self, account: str, table_id: str, hand_number: int) -> dict[str, object] | None:
+        """The player's kept copy of a deal, None when it is not one of their newest."""
+        member = f"{table_id}:{hand_number}"
+        return next((c for c in self.store.copies(account) if c.get("recall_of") == member), None)
+
+    def export(self, account: str, last: int) -> str:
+        """The player's last `last` kept deals as one PHH-style text, newest first."""
+        return phh.deals_text([text_of(shown) for shown in self.store.copies(account)[:last]])
+
+
+def text_of(shown: dict[str, object]) -> str:
+    """A deal's history as its reader sees it (with its game), as PHH-style text."""
+    cards = shown.get("cards")
+    name = shown.get("table_name")
+    return phh.deal_text(
+        shown,
+        str(shown.get("game") or "guts"),
+        cards if isinstance(cards, int) else None,
+        name if isinstance(name, str) else None,
+    )

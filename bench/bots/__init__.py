@@ -1,0 +1,1 @@
+"""`make bench-bots`: computer players' strategies against each other, in process."""
