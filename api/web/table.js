@@ -1714,8 +1714,13 @@ function showKeys() {
 
 function pressKey(event) {
   if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+  // Typing in a field, or in a dialog still open, is not a move. A control of a dialog
+  // that has just closed may keep the focus until the browser moves it: not ignored.
   const target = event.target;
-  if (target instanceof Element && target.closest("input, select, textarea, dialog")) return;
+  if (target instanceof Element) {
+    const field = target.closest("input, select, textarea");
+    if ((field && shown(field)) || target.closest("dialog[open]")) return;
+  }
   if (event.key === "?" || (event.code === "Slash" && event.shiftKey)) {
     event.preventDefault();
     showKeys();
@@ -1858,6 +1863,11 @@ $("leave-confirm").addEventListener("close", () => {
 });
 $("back").addEventListener("click", () => act({ action: "back" }));
 $("show-keys").addEventListener("click", showKeys);
+// Closed, the list of keys gives the focus back to the page: a key pressed next is a move.
+$("keys-help").addEventListener("close", () => {
+  const active = document.activeElement;
+  if (active instanceof HTMLElement && $("keys-help").contains(active)) active.blur();
+});
 const care = mountCare($("player-menu"), token, () => {
   resync();
   refreshBalance();

@@ -153,6 +153,24 @@ def test_a_guts_deal_by_keyboard(people: list[Seat], gateway_url: str) -> None:
     ann.page.keyboard.press("h")
     expect(rules).not_to_have_attribute("open", "")
 
+    # A key pressed on the list's Close button just after the list closed, before the
+    # browser has moved the focus away from it, is a move all the same.
+    opened = ann.page.evaluate(
+        """() => {
+            const dialog = document.getElementById("keys-help");
+            dialog.showModal();
+            const close = dialog.querySelector("button");
+            close.focus();
+            dialog.close();
+            const key = { key: "h", code: "KeyH", bubbles: true, cancelable: true };
+            close.dispatchEvent(new KeyboardEvent("keydown", key));
+            return document.getElementById("how-to-play").open;
+        }"""
+    )
+    assert opened, "H on a closed dialog's button was ignored"
+    ann.page.keyboard.press("h")
+    expect(rules).not_to_have_attribute("open", "")
+
     # bo tabs to the start, ann starts with S: on bo's page the focus goes to the move
     # that follows (In), not to the page's body.
     tab_to(bo.page, "[data-action=start]")
