@@ -2,9 +2,11 @@
 
     player:{<id>}:deals    sorted set: "<table id>:<deal>" by when the deal ended, the
                            deals the player played (the newest `INDEX_MAX` kept)
-    player:{<id>}:copies   list: JSON copies of the deals' histories as the player saw
-                           them, newest first, the newest few kept (`LTRIM`) whatever the
-                           tables' own retention; each names its deal ("recall_of")
+    player:{<id>}:copies   list: JSON copies of the deals (their histories and events,
+                           with the player's ids there, read as the player saw them by
+                           `api.service.recall.seen`), newest first, the newest few kept
+                           (`LTRIM`) whatever the tables' own retention; each names its
+                           deal ("recall_of")
 
 A player's keys sit on another slot than the table's, so the commit that ends a deal
 writes its notes to the table's recall outbox, on the table's slot, atomically with the

@@ -1,8 +1,9 @@
 """Game recall: each player's own deals, newest first, at every table they played.
 
 The commit that finishes a deal also writes, atomically with it, a note for each player
-dealt into it: the deal for their index and a copy of its history as they saw it (their
-own cards opened), the newest `copies` (10) kept whatever the table's retention. The
+dealt into it: the deal for their index and a copy of it (its history and events, made
+once for all its players and read as the player saw it, their own cards opened, when
+they ask for it), the newest `copies` (10) kept whatever the table's retention. The
 notes go to the table's recall outbox (on the table's slot, `api.adapters.recall`) and
 are delivered to the players right after the commit; a process that dies in between
 leaves them to the sweeper, pointed at the table before the commit. The history of an
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TypedDict, cast
 
 from api import jsonio
 from api.adapters.recall import OUTBOX_KEY, RecallNote, RecallStore, note_field, outbox_key
@@ -55,27 +57,39 @@ class Recall:
     def writes(self, commit: Commit, history: HandRecord, events: list[Event], due: float) -> None:
         """Add to `commit`, which finishes the deal `history` tells of (its `events`), a
         note for every player dealt into it, in the table's recall outbox (the sweeper
-        pointed at the table for `due`)."""
+        pointed at the table for `due`).
+
+        Every note carries the same copy of the deal, made once: its history and all its
+        events, with the player ids its player had there; what the player saw of it (the
+        events they may see, the proof opening their cards) is worked out when they read
+        it (`seen`), which players do for few of their deals."""
         state = commit.state
         table_id = history["table_id"]
         member = f"{table_id}:{history['hand_number']}"
         at = float(events[-1]["at"]) if events else 0.0
+        dealt: list[tuple[str, list[int]]] = []
         for account, entry in (state.get("accounts") or {}).items():
-            players = frozenset(entry["players"])
-            if not any(players.intersection(e.get("audience") or ()) for e in events):
-                continue  # dealt nothing: not one of this player's deals
-            viewer = Viewer(account=account, past=players)
-            visible = [public_event(e) for e in events if viewer.may_see(e)]
-            shown = shown_history(history, visible)
-            shown["game"] = state["game"]
-            shown["table_name"] = state.get("name")
-            shown["cards"] = state["options"].get("cards")
-            shown["recall_of"] = member
+            ids = frozenset(entry["players"])
+            if any(ids.intersection(e.get("audience") or ()) for e in events):
+                dealt.append((account, sorted(ids)))
+        if not dealt:
+            return
+        whole: WholeCopy = {
+            "recall_of": member,
+            "game": state["game"],
+            "table_name": state.get("name"),
+            "cards": cast(int | None, state["options"].get("cards")),
+            "history": history,
+            "events": events,
+        }
+        shared = jsonio.dumps(whole)
+        for account, players in dealt:
             note: RecallNote = {
                 "player": account,
                 "member": member,
                 "at": at,
-                "copy": jsonio.dumps(shown),
+                # the player's ids first, then the shared copy's fields
+                "copy": f'{{"players":{jsonio.dumps(players)},{shared[1:]}',
                 "due": due,
             }
             commit.hsets.append((outbox_key(table_id), note_field(note), jsonio.dumps(note)))
@@ -128,11 +142,41 @@ class Recall:
     def kept(self, account: str, table_id: str, hand_number: int) -> dict[str, object] | None:
         """The player's kept copy of a deal, None when it is not one of their newest."""
         member = f"{table_id}:{hand_number}"
-        return next((c for c in self.store.copies(account) if c.get("recall_of") == member), None)
+        copy = next((c for c in self.store.copies(account) if c.get("recall_of") == member), None)
+        return None if copy is None else seen(copy, account)
 
     def export(self, account: str, last: int) -> str:
         """The player's last `last` kept deals as one PHH-style text, newest first."""
-        return phh.deals_text([text_of(shown) for shown in self.store.copies(account)[:last]])
+        copies = self.store.copies(account)[:last]
+        return phh.deals_text([text_of(seen(copy, account)) for copy in copies])
+
+
+class WholeCopy(TypedDict):
+    """The copy of a finished deal each of its players keeps (with their player ids)."""
+
+    recall_of: str
+    game: str
+    table_name: str | None
+    cards: int | None
+    history: HandRecord
+    events: list[Event]
+
+
+def seen(copy: dict[str, object], account: str) -> dict[str, object]:
+    """A kept copy as its player saw the deal: the events they may see and the fairness
+    proof opening the cards they saw. A copy kept as seen already is returned as it is."""
+    history = copy.get("history")
+    if history is None:
+        return copy
+    players = cast(list[int], copy["players"])
+    viewer = Viewer(account=account, past=frozenset(players))
+    events = cast(list[Event], copy["events"])
+    shown = shown_history(
+        cast(HandRecord, history), [public_event(e) for e in events if viewer.may_see(e)]
+    )
+    for key in ("game", "table_name", "cards", "recall_of"):
+        shown[key] = copy[key]
+    return shown
 
 
 def text_of(shown: dict[str, object]) -> str:

@@ -14,6 +14,9 @@ from tests.integration.test_retention import _close, _gateway, _play_deals
 from tests.support.gateway import Gateway
 from tests.support.problems import assert_problem
 
+# what a kept copy says besides the deal's history as its player saw it
+RECALL_FIELDS = ("game", "table_name", "cards", "recall_of")
+
 
 @pytest.fixture
 def keeping_one(redis_url: str, evaluator_address: str) -> Iterator[Gateway]:
@@ -57,6 +60,18 @@ def test_a_player_lists_and_reads_their_deals_past_the_table_s_retention(
         players[1].seat
     ]
     assert_problem(gateway.call("GET", "/v1/players/me/deals"), 401, "missing_token")
+
+    # a kept copy is the deal as the table's history shows it to that player, no more
+    for account in (ann, bob):
+        kept = gateway.call("GET", f"/v1/players/me/deals/{table_id}/3", account).get_json()
+        shown = gateway.call("GET", f"/v1/tables/{table_id}/hands/3", account).get_json()
+        assert kept["recall_of"] == f"{table_id}:3"
+        assert {k: v for k, v in kept.items() if k not in RECALL_FIELDS} == shown
+        assert "sealed" not in kept
+        assert "history" not in kept
+        opened = {item["card"] for item in kept["fairness"]["opened"]}
+        dealt = [e for e in kept["events"] if e["type"] == "cards_dealt"]
+        assert opened >= set(dealt[0]["data"]["cards"])
 
     # one deal, and the player's last ones, as PHH-style TOML
     text = gateway.call("GET", f"/v1/tables/{table_id}/hands/3/phh", ann)
