@@ -55,6 +55,9 @@ class Gateway(GunicornGateway):
             "PLAYERS_PER_ADDRESS": "0",
             # its players buy in 100,000 chips, at many tables each
             "PLAY_MONEY_GRANT": str(10**12),
+            # a gateway is stopped only between measurements: the streams the last one
+            # left open are not waited for
+            "GATEWAY_GRACEFUL_TIMEOUT": "3",
             **config.extra_env,
         }
         super().__init__(
