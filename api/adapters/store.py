@@ -9,8 +9,8 @@ one Redis Cluster slot and one Lua script can change all of its keys at once:
     table:{id}:events     stream of events; entry ids are `<seq>-0`, so seq is the cursor
     table:{id}:tokens     hash: sha256(token) -> player JSON; "player:<id>" -> sha256
     table:{id}:hand:<n>   hand history of deal n, written as JSON when the deal ends and
-                          in compact form, holding its events, when the next one ends
-                          (`api.adapters.packed`)
+                          in compact form, holding its events, once the next one ended
+                          (`api.adapters.packed`, `api.service.packing`)
     table:{id}:idem:<key> JSON idempotency record (expires)
     table:{id}:closed     JSON closing record of a closed table (expires)
     table:{id}:ledger     hash: the table's transfers; table:{id}:outbox, its cash-outs
@@ -22,6 +22,8 @@ two keys shared by all tables, and the lobby's shards (`api.adapters.lobby`):
                 sweep walks it, and a cursor of the lobby's former order reads it)
     deadlines   sorted set: table id by its next deadline (the clock's work list; a
                 table a clock claimed, by the end of that clock's hold)
+    tables:packing  sorted set: table id by when it has a finished deal to pack (the
+                packer's work list, claimed as `deadlines` is)
 
 A change is computed in Python from the state read, then written by `commit`, one Lua
 script that writes only if the version is still the one read (optimistic concurrency):
@@ -38,10 +40,13 @@ trip, sent only when the script reports that the deadline changed.
 Retention: when a deal ends, the commit keeps the hand histories of the last
 `history_deals` deals and trims the events stream to the first event of the oldest
 kept deal (XTRIM MINID), recording the oldest kept event and hand in the table hash.
-When a deal ends, the history of the deal before it is packed: written in compact form
-with every event since the last packed one, which leave the stream; the table hash
-notes the last packed event and deal (`packed`, `packed_hand`). Reads of events older
-than the stream's first find them in the packed histories (`events_after`).
+The commit that ends a deal notes it (`ended`) and, on a single Redis, puts the table
+in `tables:packing` (on a cluster, a round trip before the commit does). The packer
+(`api.service.packing`, run by the clock) then packs the histories of the deals before
+the newest: each written in compact form with every event since the last packed one,
+which leave the stream (`pack`); the table hash notes the last packed event and deal
+(`packed`, `packed_hand`). Reads of events older than the stream's first find them in
+the packed histories (`events_after`).
 """
 
 from __future__ import annotations
@@ -92,6 +97,7 @@ _COMMIT = lua_script("commit.lua")
 _RESCHEDULE = lua_script("reschedule.lua")
 
 _CLAIM = lua_script("claim.lua")
+
 
 # tables created at one instant that a lobby page boundary may fall between
 _LOBBY_TIE_ROOM = 64
@@ -261,14 +267,25 @@ class Pack:
 
 
 @dataclass
-class DealEnd:
-    """What a commit that ends a deal reads first: the last packed event, the previous
-    deal's history as stored (None: none), and the stream's events (id, JSON) up to the
-    table's last."""
+class DealCopies:
+    """The copies of a finished deal that commit.lua makes for its players from the
+    table's stream (the deal's events `first` to `last`): `head` is a copy's JSON after
+    its players' ids up to its events, `players` each player's account and ids (JSON).
+    With `outbox`, they are written as notes to the table's recall outbox (`keys`, its
+    one key; due at `due`); else kept in the players' keys (`keys`, two a player: their
+    index of `indexed` deals and their `kept` newest copies)."""
 
-    packed: int
-    previous: bytes | None
-    stream: list[tuple[int, bytes]]
+    member: str
+    at: float
+    first: int
+    last: int
+    head: str
+    players: list[tuple[str, str]]
+    keys: list[str]
+    outbox: bool
+    kept: int
+    indexed: int
+    due: float = 0.0
 
 
 @dataclass
@@ -293,7 +310,10 @@ class Commit:
     token_deletes: list[str] = field(default_factory=list)
     extra: dict[str, tuple[str, int]] = field(default_factory=dict)
     deadline: float | None = None
-    pack: Pack | None = None
+    # the copies of the deal the change finished, for its players' recall
+    copies: DealCopies | None = None
+    # the deal the change finished, and when its table's packing is due
+    ended: tuple[int, float] | None = None
     trim: Trim | None = None
     close: Close | None = None
     stamp: str = field(default_factory=lambda: secrets.token_hex(8))
@@ -307,6 +327,8 @@ class Commit:
     land_before: float | None = None
     # the table's place in the lobby after the change (None: left as it is)
     listing: LobbyEntry | None = None
+    # the notes the commit wrote to the table's recall outbox, by field (a cluster's)
+    notes: dict[str, str] = field(default_factory=dict)
 
     @cached_property
     def state_bytes(self) -> bytes:
@@ -329,8 +351,10 @@ def raw_command(client: Any, *args: Any) -> Any:
     return client.execute_command(*args, **{NEVER_DECODE: []})
 
 
-# the stream's events a commit ending a deal reads at most in its first round trip
+# the stream's events the packer reads of a table at most in its first round trip
 STREAM_READ = 1000
+# sorted set: table id by when it has a finished deal to pack (`api.service.packing`)
+PACKING_KEY = "tables:packing"
 
 
 def _entry_id(entry_id: str | bytes) -> int:
@@ -339,7 +363,7 @@ def _entry_id(entry_id: str | bytes) -> int:
     return int(text.split("-")[0])
 
 
-def _raw_events(entries: Any) -> list[tuple[int, bytes]]:
+def stream_entries(entries: Any) -> list[tuple[int, bytes]]:
     """XRANGE's entries read as bytes: (event id, its JSON)."""
     rows = cast(list[tuple[bytes, dict[bytes, bytes]]], entries or [])
     return [(_entry_id(entry_id), fields[b"event"]) for entry_id, fields in rows]
@@ -479,7 +503,12 @@ class TableStore:
         among all tables) are written after the script, and only when they changed.
         """
         keys, args = _commit_arguments(change, self.cluster)
-        done = int(self._run(self._commit, keys, args))
+        reply = self._run(self._commit, keys, args)
+        if isinstance(reply, list):  # notes written to the recall outbox
+            done = int(reply[0])
+            change.notes = dict(zip(reply[1::2], reply[2::2], strict=True))
+        else:
+            done = int(reply)
         if done == 3:
             raise TransferExpired()
         if not done:
@@ -692,28 +721,21 @@ class TableStore:
             return self.events_log(table_id, first - 1, last)
         return [jsonio.loads(fields["event"]) for _, fields in entries]
 
-    def deal_end(
-        self, table_id: str, previous: int, point: tuple[str, float] | None = None
-    ) -> DealEnd:
-        """What a commit ending a deal reads first (`DealEnd`): one round trip; the
-        stream's first `STREAM_READ` events, which hold every event not packed yet
-        unless older events were kept in it. With `point` (a sweeper's pointer set and
-        a due time), the table is pointed at there in the same round trip."""
+    def point(self, pointers: Sequence[tuple[str, str, float]]) -> None:
+        """Point sweepers' sets at a table: each (set, table id, due), never earlier than
+        it was pointed already; one round trip (a cluster's commit ending a deal sends it
+        first, since those sets sit on other slots than the table)."""
         pipe = self.client.pipeline(transaction=False)
-        if point is not None:
-            pipe.zadd(point[0], {table_id: point[1]}, gt=True)
-        pipe.hget(table_key(table_id), "packed")
-        raw_command(pipe, "GET", hand_key(table_id, previous))
-        raw_command(pipe, "XRANGE", events_key(table_id), "-", "+", "COUNT", STREAM_READ)
-        *_, last_packed, raw, entries = pipe.execute()
-        return DealEnd(int(last_packed or 0), raw, _raw_events(entries))
+        for key, table_id, due in pointers:
+            pipe.zadd(key, {table_id: due}, gt=True)
+        pipe.execute()
 
     def raw_events(self, table_id: str, first: int, last: int) -> list[tuple[int, bytes]]:
         """The stream's events (id, JSON) with first <= id <= last."""
         entries = raw_command(
             self.client, "XRANGE", events_key(table_id), f"{first}-0", f"{last}-0"
         )
-        return _raw_events(entries)
+        return stream_entries(entries)
 
     def player_for_token(self, table_id: str, token: str) -> TokenEntry | None:
         """The player a seat token belongs to ({"player": id, "seat": n}), or None."""
@@ -846,7 +868,7 @@ def _commit_arguments(change: Commit, cluster: bool) -> tuple[list[str], list[An
         args += [value, ttl]
     if change.absent is not None:
         args[7] = keys.index(change.absent) + 1
-    _retention_arguments(change, keys, args)
+    _retention_arguments(change, cluster, keys, args)
     _index_arguments(change, cluster, keys, args)
     args.append(len(change.hsets))
     for key, name, value in change.hsets:
@@ -856,15 +878,26 @@ def _commit_arguments(change: Commit, cluster: bool) -> tuple[list[str], list[An
     return keys, args
 
 
-def _retention_arguments(change: Commit, keys: list[str], args: list[Any]) -> None:
-    """commit.lua's pack, trim and close, with the hand histories they change."""
+def _retention_arguments(change: Commit, cluster: bool, keys: list[str], args: list[Any]) -> None:
+    """commit.lua's copies, deal end, trim and close, with the keys they change."""
     table_id = change.record.table_id
-    if change.pack is None:
+    copies = change.copies
+    if copies is None:
         args.append(0)
     else:
-        pack = change.pack
-        args += [1, pack.value, pack.first, pack.last, pack.hand]
-        keys.append(hand_key(table_id, pack.hand))
+        args += [len(copies.players), "1" if copies.outbox else "0", copies.first, copies.last]
+        args += [copies.member, repr(copies.at), repr(copies.due), copies.kept, copies.indexed]
+        args.append(copies.head)
+        for account, ids in copies.players:
+            args += [account, ids]
+        keys += copies.keys
+    if change.ended is None:
+        args += ["", "", ""]
+    elif cluster:
+        args += [change.ended[0], "", ""]
+    else:
+        args += [change.ended[0], repr(change.ended[1]), table_id]
+        keys.append(PACKING_KEY)
     if change.trim is None:
         args.append(0)
     else:

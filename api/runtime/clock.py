@@ -27,6 +27,9 @@ time, whatever the number of clocks: a clock starts one only if it takes the
 `SWEEP_LEASE_KEY` lease, which it holds until `sweep` seconds after its pass's last page
 (a clock that dies mid-pass leaves the next pass to another clock that much later).
 
+Every tick it also runs the packer (`api.service.packing`): the histories of the deals
+that ended since, but the newest at each table, are packed.
+
 Every `WalletPolicy.sweep_seconds` it also runs the ledger's sweeper
 (`api.service.wallets`): reservations a crashed gateway left are posted or voided,
 cash-outs it did not relay are relayed.
@@ -55,6 +58,7 @@ from api.runtime.logs import configure_logging
 from api.runtime.webhooks import Deliverer
 from api.service.deadlines import Deadlines
 from api.service.lobby import LobbyQueries
+from api.service.packing import Packer
 from api.settings import Settings
 
 log = logging.getLogger("cardroom.clock")
@@ -85,6 +89,7 @@ class Clock:
         """
         self.deadlines = deadlines
         self.lobby = LobbyQueries(deadlines.store)
+        self.packer = Packer(deadlines.store, deadlines.clock)
         self.heartbeat_file = heartbeat_file
         self._heartbeat_failing = False
         self.interval = interval
@@ -121,6 +126,10 @@ class Clock:
                     log.warning(
                         "deadline not applied yet", extra={"table": table_id, "code": error.code}
                     )
+        try:
+            self.packer.run()
+        except Exception:
+            log.exception("packing failed")
         wallets = self.deadlines.wallets
         if time.monotonic() - self._last_ledger_sweep >= wallets.policy.sweep_seconds:
             # reservations and cash-outs a crashed process left (api.service.wallets)

@@ -32,9 +32,10 @@ from typing import TypeVar
 
 from api import jsonio
 from api.adapters.evaluator import EvaluatorClient
+from api.adapters.recall import OUTBOX_KEY
 from api.adapters.store import (
+    PACKING_KEY,
     Commit,
-    HandRecord,
     MoveRead,
     TableRecord,
     TableStore,
@@ -56,12 +57,13 @@ from api.games.common import Deck, RuleError, copy_state
 from api.games.events import Event
 from api.games.game import Moved
 from api.games.state import CashedOut, GutsDeal, PaiuteDeal, TableState
-from api.service import history, lobby, packing
+from api.service import history, lobby
 from api.service.decks import shuffled_deck
 from api.service.dispatch import game_of
 from api.service.idempotency import Idempotency, IfMatch, Outcome, Replays, error_outcome
+from api.service.packing import POINT_AHEAD
 from api.service.queries import TableQueries, account_of
-from api.service.recall import Recall
+from api.service.recall import RELAY_SECONDS, Recall
 from api.service.schedule import Schedule
 from api.service.visibility import SPECTATOR, Viewer
 from api.service.wallets import Reservation, WalletService
@@ -492,8 +494,8 @@ class TableChanges:
         extra, finished = history.deal_history(record, state, stored, finished_deal)
         deadline = self.schedule.next_deadline(state, now)
         commit = Commit(record, state, stored, extra=extra, deadline=deadline)
-        if finished is not None:
-            self._deal_end_writes(commit, finished, now)
+        if finished is not None and finished_deal is not None:
+            self._deal_end_writes(commit, finished_deal, now)
         self.retention.writes(commit, state, stored, finished, now)
         commit.listing = lobby.entry_of(state, closing=commit.close is not None)
         if change.token_sets is not None:
@@ -503,21 +505,25 @@ class TableChanges:
         self.webhooks.writes(commit, record, state, stored, now)
         return commit, outcome
 
-    def _deal_end_writes(self, commit: Commit, finished: int, now: float) -> None:
-        """What a commit ending deal `finished` writes besides its history: the previous
-        deal's history packed, and the deal's notes for its players' recall. One round
-        trip first (`TableStore.deal_end`), which also points the recall's sweeper at
-        the table."""
+    def _deal_end_writes(self, commit: Commit, deal: GutsDeal | PaiuteDeal, now: float) -> None:
+        """What a commit ending `deal` writes besides its history: the deal's end, which
+        lists the table for the packer (`api.service.packing`), and the deal's copies for
+        its players' recall. Nothing is read first; on a cluster, whose sets sit on other
+        slots than the table, one round trip points the packer (and the recall's
+        sweeper, if the deal has players to note it for) at the table first."""
         record = commit.record
+        finished = deal["number"]
         recall = self.recall if commit.state.get("accounts") else None
-        point = recall.pointer(now) if recall is not None else None
-        read = self.store.deal_end(record.table_id, finished - 1, point)
-        commit.pack = packing.pack_previous(self.store, record, read, finished)
-        if recall is not None and point is not None:
+        due = now + RELAY_SECONDS
+        if recall is not None:
             value, _ = commit.extra[hand_key(record.table_id, finished)]
-            ended: HandRecord = jsonio.loads(value)
-            events = packing.deal_events(self.store, record, read, ended, commit.events)
-            recall.writes(commit, ended, events, point[1])
+            recall.writes(commit, jsonio.loads(value), deal, due)
+        commit.ended = (finished, now)
+        if self.store.cluster:
+            pointers = [(PACKING_KEY, record.table_id, now + POINT_AHEAD)]
+            if commit.copies is not None:
+                pointers.append((OUTBOX_KEY, record.table_id, due))
+            self.store.point(pointers)
 
     def _keep_scheduled(self, record: TableRecord, now: float) -> None:
         """After a deadline with nothing to do, schedule the table when it next has work."""

@@ -1,38 +1,84 @@
-"""Packing a finished deal's history: once the next deal ends, the history of the deal
-before it is rewritten in compact form together with every event since the last one
-packed (`api.adapters.packed`), and those events leave the table's stream.
+"""Packing finished deals' histories: the packer, run by the clock, rewrites the history
+of every finished deal but the newest in compact form together with every event since
+the last one packed (`api.adapters.packed`), and those events leave the table's stream.
 
-A deal's history stays JSON, and its events in the stream, for as long as it is the
-newest: watchers and long polls a little behind read the stream as before. The packed
-events are every event after the last packed one up to the deal's last, those of no
-deal (a seat taken or left between deals, a start) included, so the stream and the
-packed histories together hold every kept event exactly once; `TableStore.events_log`
-reads them back in order.
+The commit that ends a deal only notes it and puts its table in the packer's work list
+(`TableStore.commit`); packing is no work of the move's. A deal's history stays JSON,
+and its events in the stream, for as long as it is the newest: watchers and long polls
+a little behind read the stream as before. The packed events are every event after the
+last packed one up to the deal's last, those of no deal (a seat taken or left between
+deals, a start) included, so the stream and the packed histories together hold every
+kept event exactly once; `TableStore.events_log` reads them back in order. A pack is
+written only if nothing changed the table's packing since it was read (`lua/pack.lua`),
+so any number of packers may run at once.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import cast
 
 from api import jsonio
 from api.adapters import packed
-from api.adapters.store import DealEnd, HandRecord, Pack, TableRecord, TableStore
-from api.games.events import Event
+from api.adapters.packing import PackingRead, PackingStore
+from api.adapters.store import HandRecord, Pack, TableStore
+
+# the tables a run claims at most, and how long they are held for the packer that did
+PAGE = 100
+HOLD_SECONDS = 5.0
+# on a cluster the packer is pointed at a table before the commit ending a deal, for
+# this long after it: by then the commit has landed
+POINT_AHEAD = 1.0
+# the deals a run packs at most at one table (a table further behind goes on next run)
+ROUNDS = 8
 
 
-def pack_previous(
-    store: TableStore, record: TableRecord, read: DealEnd, finished: int
-) -> Pack | None:
-    """The compact form of the history of the deal before deal `finished` (which the
-    change from `record` ends, having read `read`), holding the events since the last
-    packed one; None when there is nothing to pack (no such history, or packed already).
-    A round trip more only when the stream holds more than `read` brought."""
-    previous = finished - 1
-    if previous < 1 or read.previous is None or packed.is_packed(read.previous):
-        return None
-    history = cast(HandRecord, jsonio.loads(read.previous))
+class Packer:
+    """Packs the finished deals of the tables the commits listed for it."""
+
+    def __init__(self, store: TableStore, clock: Callable[[], float] = time.time) -> None:
+        """Pack the tables of `store`; `clock` gives the time."""
+        self.store = store
+        self.packing = PackingStore(store.client)
+        self.clock = clock
+
+    def run(self, limit: int = PAGE) -> int:
+        """Pack what up to `limit` listed tables have to pack; how many deals it packed.
+        Each table leaves the list once nothing but its newest deal is unpacked."""
+        now = self.clock()
+        until = now + HOLD_SECONDS
+        tables = self.packing.claim(now, limit, until)
+        done = 0
+        pending = tables
+        for _ in range(ROUNDS):
+            if not pending:
+                break
+            reads = [read for read in self.packing.reads(pending) if read is not None]
+            ended = {read.table_id: read.ended for read in reads}
+            packs = [(pack_of(self.store, read), read) for read in reads]
+            writes = [(pack, read.packed, read.table_id) for pack, read in packs if pack]
+            results = self.packing.pack(writes)
+            done += sum(results)
+            pending = [
+                table_id
+                for (pack, _, table_id), wrote in zip(writes, results, strict=True)
+                if wrote and pack.hand + 1 < ended[table_id]
+            ]
+        # a table still behind stays held, and comes due again when the hold ends
+        finished = [table_id for table_id in tables if table_id not in pending]
+        if finished:
+            self.packing.done(finished, until)
+        return done
+
+
+def pack_of(store: TableStore, read: PackingRead) -> Pack | None:
+    """The compact form of the history `read` brought, holding the events since the
+    last packed one; None when there is nothing to pack. A round trip more only when the
+    stream holds more than `read` brought."""
+    history = cast(HandRecord, jsonio.loads(read.history))
     last = history["last_event"]
-    stream = {number: event for number, event in read.stream if number <= record.seq}
+    stream = dict(read.stream)
     first = read.packed + 1
     if not read.packed:
         # the table's first packed history: from the stream's first event when the read
@@ -43,24 +89,10 @@ def pack_previous(
     if first > last:
         return None
     if any(number not in stream for number in range(first, last + 1)):
-        stream.update(store.raw_events(record.table_id, first, last))
+        stream.update(store.raw_events(read.table_id, first, last))
     missing = [number for number in range(first, last + 1) if number not in stream]
     if missing:
         first = max(missing) + 1  # trimmed already: the history holds what is left
     events = [stream[number] for number in range(first, last + 1)]
-    value = packed.pack(read.previous, first, history["first_event"], last, events)
-    return Pack(previous, value, first, last)
-
-
-def deal_events(
-    store: TableStore, record: TableRecord, read: DealEnd, history: HandRecord, stored: list[Event]
-) -> list[Event]:
-    """The events of the deal `history` tells of, which the change from `record` ends
-    (its own events `stored`): the stream's, as `read` brought them (or read again when
-    it brought too few), then the change's."""
-    first, last = history["first_event"], history["last_event"]
-    earlier = {number: event for number, event in read.stream if first <= number <= record.seq}
-    if len(earlier) < record.seq - first + 1:
-        earlier.update(store.raw_events(record.table_id, first, record.seq))
-    events = [cast(Event, jsonio.loads(earlier[number])) for number in sorted(earlier)]
-    return events + [item for item in stored if first <= item["id"] <= last]
+    value = packed.pack(read.history, first, history["first_event"], last, events)
+    return Pack(read.hand, value, first, last)

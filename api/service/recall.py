@@ -1,12 +1,15 @@
 """Game recall: each player's own deals, newest first, at every table they played.
 
-The commit that finishes a deal also writes, atomically with it, a note for each player
-dealt into it: the deal for their index and a copy of it (its history and events, made
-once for all its players and read as the player saw it, their own cards opened, when
-they ask for it), the newest `copies` (10) kept whatever the table's retention. The
-notes go to the table's recall outbox (on the table's slot, `api.adapters.recall`) and
-are delivered to the players right after the commit; a process that dies in between
-leaves them to the sweeper, pointed at the table before the commit. The history of an
+The commit that finishes a deal also writes, atomically with it, for each player dealt
+into it, the deal in their index and a copy of it (its history and events, made once
+for all its players and read as the player saw it, their own cards opened, when they
+ask for it), the newest `copies` (10) kept whatever the table's retention. The commit's
+script makes the copies from the deal's events in the table's stream, so the move that
+ends a deal reads nothing more than any move. On a single Redis the script writes them
+to the players' keys itself; on a cluster those keys sit on other slots, so it writes
+them as notes to the table's recall outbox (on the table's slot, `api.adapters.recall`),
+delivered to the players right after the commit; a process that dies in between leaves
+them to the sweeper, pointed at the table before the commit. The history of an
 older deal is read from its table while the table keeps it. A deal is also exported as
 text modeled on PHH (`api.service.phh`).
 """
@@ -19,10 +22,19 @@ from collections.abc import Callable
 from typing import TypedDict, cast
 
 from api import jsonio
-from api.adapters.recall import OUTBOX_KEY, RecallNote, RecallStore, note_field, outbox_key
-from api.adapters.store import STORE_ERRORS, Commit, HandRecord, TableStore
+from api.adapters.recall import (
+    INDEX_MAX,
+    OUTBOX_KEY,
+    RecallNote,
+    RecallStore,
+    copies_key,
+    deals_key,
+    outbox_key,
+)
+from api.adapters.store import STORE_ERRORS, Commit, DealCopies, HandRecord, TableStore
 from api.errors import problem
 from api.games.events import Event
+from api.games.state import GutsDeal, PaiuteDeal
 from api.service import phh
 from api.service.queries import shown_history
 from api.service.visibility import Viewer, public_event
@@ -54,51 +66,66 @@ class Recall:
         """Where and when a sweeper is pointed at a table before a commit ending a deal."""
         return OUTBOX_KEY, now + RELAY_SECONDS
 
-    def writes(self, commit: Commit, history: HandRecord, events: list[Event], due: float) -> None:
-        """Add to `commit`, which finishes the deal `history` tells of (its `events`), a
-        note for every player dealt into it, in the table's recall outbox (the sweeper
-        pointed at the table for `due`).
+    def writes(
+        self, commit: Commit, history: HandRecord, deal: GutsDeal | PaiuteDeal, due: float
+    ) -> None:
+        """Add to `commit`, which finishes `deal` (its history `history`), its copies for
+        every player dealt into it (on a cluster, notes in the table's recall outbox,
+        the sweeper pointed at the table for `due`).
 
-        Every note carries the same copy of the deal, made once: its history and all its
-        events, with the player ids its player had there; what the player saw of it (the
-        events they may see, the proof opening their cards) is worked out when they read
-        it (`seen`), which players do for few of their deals."""
+        Every player's copy is the same, made once by the commit's script: the deal's
+        history and all its events, after the player ids its player had there; what the
+        player saw of it (the events they may see, the proof opening their cards) is
+        worked out when they read it (`seen`), which players do for few of their deals."""
         state = commit.state
         table_id = history["table_id"]
         member = f"{table_id}:{history['hand_number']}"
-        at = float(events[-1]["at"]) if events else 0.0
-        dealt: list[tuple[str, list[int]]] = []
-        for account, entry in (state.get("accounts") or {}).items():
-            ids = frozenset(entry["players"])
-            if any(ids.intersection(e.get("audience") or ()) for e in events):
-                dealt.append((account, sorted(ids)))
-        if not dealt:
+        dealt_ids = set(deal["player_ids"].values())
+        players = [
+            (account, jsonio.dumps(sorted(entry["players"])))
+            for account, entry in (state.get("accounts") or {}).items()
+            if dealt_ids.intersection(entry["players"])
+        ]
+        if not players:
             return
-        whole: WholeCopy = {
+        last = history["last_event"]
+        at = next((float(e["at"]) for e in commit.events if e["id"] == last), self.clock())
+        copy: CopyHead = {
             "recall_of": member,
             "game": state["game"],
             "table_name": state.get("name"),
             "cards": cast(int | None, state["options"].get("cards")),
             "history": history,
-            "events": events,
         }
-        shared = jsonio.dumps(whole)
-        for account, players in dealt:
-            note: RecallNote = {
-                "player": account,
-                "member": member,
-                "at": at,
-                # the player's ids first, then the shared copy's fields
-                "copy": f'{{"players":{jsonio.dumps(players)},{shared[1:]}',
-                "due": due,
-            }
-            commit.hsets.append((outbox_key(table_id), note_field(note), jsonio.dumps(note)))
+        outbox = self.tables.cluster
+        keys = (
+            [outbox_key(table_id)]
+            if outbox
+            else [
+                key for account, _ in players for key in (deals_key(account), copies_key(account))
+            ]
+        )
+        commit.copies = DealCopies(
+            member=member,
+            at=at,
+            first=history["first_event"],
+            last=last,
+            # the copy's fields after the player's ids, up to its events
+            head=jsonio.dumps(copy)[1:-1] + ',"events":[',
+            players=players,
+            keys=keys,
+            outbox=outbox,
+            kept=self.copies,
+            indexed=INDEX_MAX,
+            due=due,
+        )
 
     def committed(self, commit: Commit) -> None:
-        """Deliver the notes `commit` wrote, if any; a failure is logged and leaves them
-        to the sweeper."""
-        outbox = outbox_key(commit.record.table_id)
-        notes = {name: jsonio.loads(value) for key, name, value in commit.hsets if key == outbox}
+        """Deliver the notes `commit` wrote to the table's recall outbox, if any (a
+        cluster's); a failure is logged and leaves them to the sweeper."""
+        notes = {
+            name: cast(RecallNote, jsonio.loads(value)) for name, value in commit.notes.items()
+        }
         if not notes:
             return
         try:
@@ -151,15 +178,15 @@ class Recall:
         return phh.deals_text([text_of(seen(copy, account)) for copy in copies])
 
 
-class WholeCopy(TypedDict):
-    """The copy of a finished deal each of its players keeps (with their player ids)."""
+class CopyHead(TypedDict):
+    """The copy of a finished deal each of its players keeps, but for the player ids in
+    front of it and the deal's events after it, which the commit's script adds."""
 
     recall_of: str
     game: str
     table_name: str | None
     cards: int | None
     history: HandRecord
-    events: list[Event]
 
 
 def seen(copy: dict[str, object], account: str) -> dict[str, object]:

@@ -21,7 +21,7 @@ from api import jsonio
 from api.adapters import packed
 from api.adapters.store import TableStore, hand_key, raw_command
 from bench.gateway.deals import TABLES, play_table
-from bench.gateway.tree import create_app, in_process_settings
+from bench.gateway.tree import create_app, in_process_settings, run_packer
 
 
 def weigh(client: redis.Redis, key: str) -> int:
@@ -72,6 +72,7 @@ def history_bytes(
     try:
         for options in TABLES:
             table_id = play_table(http, options, deals, rng)
+            run_packer(service)  # as the clock would, once the deals ended
             found = table_deals(service.store, client, table_id)
             rows += found
             name = f"{options['game']} {options['max_players']} seats"

@@ -132,6 +132,16 @@ def make_clock(
     return clock(deadlines, interval, sweep=sweep)
 
 
+def run_packer(service: Any, package: str = THIS_TREE) -> int:
+    """What the tree's packer, which its clock runs, packs now (`api.service.packing`):
+    the deals packed; 0 for a tree whose commits packed the deals themselves."""
+    try:
+        packer = getattr(importlib.import_module(f"{package}.service.packing"), "Packer", None)
+    except ImportError:
+        return 0
+    return 0 if packer is None else int(packer(service.store).run())
+
+
 def count_deadlines(service: Any) -> dict[str, float]:
     """Count what the service's clock does with each due table, by wrapping the service's
     `run_deadline`: "attempts" and "applied" (the ones that changed the table), filled

@@ -1,13 +1,16 @@
 """Packed histories on a real Redis (and a Redis Cluster): a finished deal's history,
-packed with its events when the next deal ends, reads back exactly as it did before;
-every event of the table's log stays readable with its id; a store holding histories
-written before packing keeps working; a deal's recall notes survive the death of the
-process that committed it.
+packed with its events by the packer once the next deal ended, reads back exactly as it
+did before; every event of the table's log stays readable with its id; a store holding
+histories written before packing keeps working; packers racing each other and the
+table's own commits pack each deal once; a deal's recall copies are kept by the commit
+that ends it on a single Redis, and on a cluster survive the death of the process that
+committed it.
 """
 
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any, cast
@@ -21,6 +24,7 @@ from api.adapters import packed
 from api.adapters import store as store_module
 from api.adapters.recall import OUTBOX_KEY
 from api.adapters.store import TableStore, events_key, hand_key, raw_command, table_key
+from api.service.packing import POINT_AHEAD, Packer
 from api.service.tables import TableService
 from bench.gateway.deals import TABLES, play_table
 from tests.integration.test_retention import _close, _gateway
@@ -59,14 +63,22 @@ def read(http: Any, path: str, headers: dict[str, str] | None = None) -> Read:
     return answer.status_code, body, answer.headers.get("ETag"), answer.headers.get("Cache-Control")
 
 
+def pack(store: TableStore) -> int:
+    """What the clock's packer does at a tick, once the tables a cluster's commits
+    pointed it at (`POINT_AHEAD`) are due: the deals packed."""
+    return Packer(store, lambda: time.time() + POINT_AHEAD + 1).run()
+
+
 class Reader:
-    """Every read of a table's deals and log, made as each deal ends and again later."""
+    """Every read of a table's deals and log, made as each deal ends and again later,
+    with a packer's run between deals."""
 
     def __init__(self, http: Any, store: TableStore) -> None:
         self.http = http
         self.store = store
         self.reads: dict[tuple[str, str], Read] = {}
         self.logs: list[list[dict[str, Any]]] = []
+        self.packed = 0
 
     def paths(self, table_id: str, number: int) -> list[str]:
         base = f"/v1/tables/{table_id}"
@@ -85,6 +97,7 @@ class Reader:
                 key = (path, headers.get("Authorization", ""))
                 self.reads[key] = read(self.http, path, headers)
         self.logs.append(cast(list[dict[str, Any]], self.store.events_after(table_id, 0, None)))
+        self.packed += pack(self.store)
 
     def check(self, table_id: str) -> None:
         """Everything reads as it did; the whole log is every event, each with its id."""
@@ -139,6 +152,7 @@ def test_packed_deals_of_both_games_read_back_as_they_were(
     http = single.app.test_client()
     reader = Reader(http, store)
     table_id = play_table(http, options, deals, random.Random(seed), reader.ended)
+    pack(store)
     assert_packed_but_the_last(store, table_id)
     reader.check(table_id)
 
@@ -151,8 +165,39 @@ def test_on_a_cluster_packed_deals_read_back_as_they_were(
     http = clustered.app.test_client()
     reader = Reader(http, store)
     table_id = play_table(http, options, 5, random.Random(3), reader.ended)
+    pack(store)
     assert_packed_but_the_last(store, table_id)
     reader.check(table_id)
+
+
+def test_packers_racing_each_other_and_the_moves_pack_each_deal_once(single: Gateway) -> None:
+    store = store_of(single)
+    http = single.app.test_client()
+    reader = Reader(http, store)
+    stop = threading.Event()
+    counts: list[int] = []
+
+    def packing() -> None:
+        count = 0
+        while not stop.is_set():
+            count += pack(store)
+        counts.append(count)
+
+    packers = [threading.Thread(target=packing) for _ in range(2)]
+    for packer in packers:
+        packer.start()
+    try:
+        table_id = play_table(http, TABLES[2], 8, random.Random(11), reader.ended)
+    finally:
+        stop.set()
+        for packer in packers:
+            packer.join()
+    last = pack(store)
+    assert_packed_but_the_last(store, table_id)
+    reader.check(table_id)
+    deals = int(cast(str, store.client.hget(table_key(table_id), "ended")))
+    assert sum(counts) + reader.packed + last == deals - 1
+    assert store.client.zscore(store_module.PACKING_KEY, table_id) is None
 
 
 def unpacked(store: TableStore, table_id: str) -> None:
@@ -201,10 +246,10 @@ def play_on(
 def test_a_store_holding_histories_from_before_packing_keeps_working(
     single: Gateway, first_read: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Histories and a stream as kept before packing: everything reads as it did, and
-    the table plays on. A stream longer than the read before a commit brings (made so
-    by reading 5 events) keeps its older events, and the packed ones leave it one by
-    one."""
+    """Histories and a stream as kept before packing: everything reads as it did, the
+    table plays on and its histories are packed. A stream longer than the packer's
+    first read brings (made so by reading 5 events) keeps its older events, and the
+    packed ones leave it one by one."""
     monkeypatch.setattr(store_module, "STREAM_READ", first_read)
     store = store_of(single)
     reader = Reader(single.app.test_client(), store)
@@ -216,23 +261,45 @@ def test_a_store_holding_histories_from_before_packing_keeps_working(
     assert not any(packed.is_packed(cast(bytes, raw_hand(store, table_id, n))) for n in range(1, 5))
     reader.check(table_id)
 
-    # the table plays on: deals from then on are packed, the older ones stay as they were
+    # the table plays on: the packer packs every finished deal but the newest, the older
+    # ones too
     play_on(single, table_id, seats, range(5, 9), reader)
-    assert not packed.is_packed(cast(bytes, raw_hand(store, table_id, 3)))
     head = cast(list[tuple[str, Any]], store.client.xrange(events_key(table_id), count=1))
     assert (head[0][0] == "1-0") == (first_read == 5)
-    assert [packed.is_packed(cast(bytes, raw_hand(store, table_id, n))) for n in (4, 7, 8)] == [
-        True,
-        True,
-        False,
-    ]
+    kept = [packed.is_packed(cast(bytes, raw_hand(store, table_id, n))) for n in range(1, 9)]
+    assert kept == [True] * 7 + [False]
     reader.check(table_id)
 
 
-def test_a_deal_s_recall_outlives_the_process_that_committed_it(single: Gateway) -> None:
-    """The process dies right after the commit that ends a deal: the deal's notes,
-    written with it, are delivered by the sweeper, once."""
+def test_on_a_single_redis_the_commit_ending_a_deal_keeps_its_copies(single: Gateway) -> None:
+    """The players' keys are on the table's Redis: the commit's script keeps the deal in
+    their indexes and copies itself, with no outbox, pointer or delivery after it."""
     gateway = single
+    service: TableService = gateway.app.extensions["cardroom.service"]
+    recall = service.changes.recall
+    assert recall is not None
+    ann, bob, cy = gateway.sign_up("ann"), gateway.sign_up("bob"), gateway.sign_up("cy")
+    table_id = gateway.create(deal_pause_seconds=0, turn_seconds=60)
+    players = [gateway.sit(table_id, "ann", 100, ann), gateway.sit(table_id, "bob", 100, bob)]
+    gateway.act(table_id, players[0], action="start")
+    gateway.sit(table_id, "cy", 100, cy)  # seated after the deal began: not dealt in
+    recall.committed = lambda commit: None  # type: ignore[method-assign]
+    for player in players:
+        gateway.act(table_id, player, action="declare", choice="out")
+    for account in (ann, bob):
+        listed = gateway.call("GET", "/v1/players/me/deals", account).get_json()["deals"]
+        assert [(d["table_id"], d["hand_number"]) for d in listed] == [(table_id, 1)]
+        assert len(recall.store.copies(account.id)) == 1
+    assert gateway.call("GET", "/v1/players/me/deals", cy).get_json()["deals"] == []
+    assert recall.store.pending(table_id) == {}
+    assert store_of(gateway).client.zscore(OUTBOX_KEY, table_id) is None
+
+
+def test_a_deal_s_recall_outlives_the_process_that_committed_it(clustered: Gateway) -> None:
+    """On a cluster, the process dies right after the commit that ends a deal: the
+    deal's notes, written with it to the table's outbox, are delivered by the sweeper,
+    once."""
+    gateway = clustered
     service: TableService = gateway.app.extensions["cardroom.service"]
     recall = service.changes.recall
     assert recall is not None

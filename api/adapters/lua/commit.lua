@@ -4,8 +4,14 @@
 --       event count, (id, payload) pairs,
 --       token-op count, (op, field, value) triples,
 --       extra-key count, (value, ttl seconds or 0) pairs, one key each,
---       pack count (0: none; 1: the compact form of a finished deal's history, the
---       first and last event it holds, its deal number; its key: api.adapters.packed),
+--       copies count (0: none; else the number of players a finished deal's copies
+--       go to, then: "1" to write them as notes to the table's recall outbox (its key)
+--       or "0" to keep them in the players' keys (two keys each: their deals index and
+--       their copies), the deal's first and last event, its member, when it ended, the
+--       notes' due time, copies kept, deals indexed, a copy's JSON from after its
+--       players' ids up to its events, then (account, ids JSON) pairs),
+--       the deal that ended ("": none), the time its packing is due and the table id
+--       (its key, the packing set; "" on a cluster, where it is written before),
 --       trim count (0: none; else first kept hand, its key, then keys to delete),
 --       close count (0: none; else grace ttl, closed_at, keep ttl, then hand keys to
 --       delete, or to keep with the events for keep ttl seconds when it is not 0),
@@ -20,7 +26,8 @@
 --       last: the time (Unix, Redis's clock) the commit must land before ("": any)
 -- Returns 0 if the version or stamp changed (nothing written), 3 if the commit came
 -- too late for the transfers it accepts (nothing written), 2 if the table's deadline
--- changed, else 1; plus 4 when the table's lobby member changed.
+-- changed, else 1; plus 4 when the table's lobby member changed. When it wrote notes to
+-- the recall outbox: that code, then each note's field and value.
 local before = ARGV[#ARGV]
 if before ~= '' then
   local now = redis.call('TIME')
@@ -71,25 +78,57 @@ for _ = 1, extras do
   i = i + 2
   k = k + 1
 end
-local pack = tonumber(ARGV[i]); i = i + 1
-if pack > 0 then
-  -- the deal's history now holds its events and those before it since the last one
-  -- packed: they leave the stream (a prefix of it, unless older events were kept there)
-  local first = tonumber(ARGV[i + 1])
-  local last = tonumber(ARGV[i + 2])
-  redis.call('SET', KEYS[k], ARGV[i], 'KEEPTTL')
-  local head = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
-  if head == nil or tonumber(string.match(head[1], '^(%d+)')) >= first then
-    redis.call('XTRIM', KEYS[2], 'MINID', string.format('%d-0', last + 1))
-  else
-    for id = first, last do
-      redis.call('XDEL', KEYS[2], string.format('%d-0', id))
-    end
+local copies = tonumber(ARGV[i]); i = i + 1
+local notes = {}
+if copies > 0 then
+  -- a finished deal's copy for each of its players (api.service.recall): its history and
+  -- every event of the deal, all in the stream now, after the player's ids
+  local outbox = ARGV[i] == '1'
+  local member, at, due = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+  local kept, indexed = tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])
+  local events = {}
+  local range = redis.call('XRANGE', KEYS[2], ARGV[i + 1] .. '-0', ARGV[i + 2] .. '-0')
+  for _, entry in ipairs(range) do
+    events[#events + 1] = entry[2][2]
   end
-  redis.call('HSET', KEYS[1], 'packed', ARGV[i + 2], 'packed_hand', ARGV[i + 3])
-  i = i + 4
-  k = k + 1
+  local shared = ARGV[i + 8] .. table.concat(events, ',') .. ']}'
+  i = i + 9
+  for _ = 1, copies do
+    local copy = '{"players":' .. ARGV[i + 1] .. ',' .. shared
+    if outbox then
+      local name = ARGV[i] .. ' ' .. member
+      local note = '{"player":' .. cjson.encode(ARGV[i]) .. ',"member":' ..
+        cjson.encode(member) .. ',"at":' .. at .. ',"copy":' .. cjson.encode(copy) ..
+        ',"due":' .. due .. '}'
+      redis.call('HSET', KEYS[k], name, note)
+      notes[#notes + 1] = name
+      notes[#notes + 1] = note
+    else
+      -- a single Redis: the player's keys at once, as lua/recall_keep.lua does them
+      if not redis.call('ZSCORE', KEYS[k], member) then
+        redis.call('LPUSH', KEYS[k + 1], copy)
+        redis.call('LTRIM', KEYS[k + 1], 0, kept - 1)
+        redis.call('ZADD', KEYS[k], at, member)
+        redis.call('ZREMRANGEBYRANK', KEYS[k], 0, -indexed - 1)
+      end
+      k = k + 2
+    end
+    i = i + 2
+  end
+  if outbox then
+    k = k + 1
+  end
 end
+local ended = ARGV[i]
+if ended ~= '' then
+  -- the deals before it are packed by the packer (api.service.packing)
+  redis.call('HSET', KEYS[1], 'ended', ended)
+  if ARGV[i + 1] ~= '' then
+    redis.call('ZADD', KEYS[k], ARGV[i + 1], ARGV[i + 2])
+    k = k + 1
+  end
+end
+i = i + 3
 local trim = tonumber(ARGV[i]); i = i + 1
 if trim > 0 then
   -- the oldest kept deal's history says where its events start: older ones go
@@ -189,7 +228,12 @@ for _ = 1, hsets do
   i = i + 2
   k = k + 1
 end
+local done = 1 + relisted
 if moved then
-  return 2 + relisted
+  done = 2 + relisted
 end
-return 1 + relisted
+if #notes > 0 then
+  table.insert(notes, 1, done)
+  return notes
+end
+return done
