@@ -109,7 +109,9 @@ def test_only_the_last_deals_are_kept_and_older_ones_answer_410(keeping_two: Gat
     hand_keys = list(client.scan_iter(match=f"table:{{{table_id}}}:hand:*"))
     assert sorted(hand_keys) == [f"table:{{{table_id}}}:hand:{n}" for n in (4, 5)]
     first = int(cast(str, client.hget(table_key(table_id), "first_event")))
-    # deal 4's history is packed with its events: the stream starts after them
+    # deal 4's history is packed with its events (by the clock's packer, once deal 5
+    # ended): the stream starts after them
+    wait_for(lambda: client.hget(table_key(table_id), "packed_hand") == "4", seconds=60)
     packed = int(cast(str, client.hget(table_key(table_id), "packed")))
     entries = cast(list[tuple[str, dict[str, str]]], client.xrange(events_key(table_id), count=1))
     assert entries[0][0] == f"{packed + 1}-0"
