@@ -47,23 +47,41 @@ class Sentinel:
 
     def __init__(self, directory: Path, primary: RedisProcess, name: str, down_ms: int) -> None:
         """Prepare (not start) a Sentinel that calls the primary down after `down_ms`."""
-        self.port = free_port()
-        self.config = directory / f"sentinel-{self.port}.conf"
-        self.config.write_text(
-            f"port {self.port}\nbind 127.0.0.1\ndir {directory}\n"
+        self.directory = directory
+        self.settings = (
             f"sentinel monitor {name} 127.0.0.1 {primary.port} 2\n"
             f"sentinel down-after-milliseconds {name} {down_ms}\n"
             f"sentinel failover-timeout {name} {4 * down_ms}\n"
             f"sentinel parallel-syncs {name} 1\n"
         )
+        self._configure()
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
-        """Start and wait until it answers."""
-        self.process = subprocess.Popen(
-            [redis_server_binary(), str(self.config), "--sentinel"], stdout=subprocess.DEVNULL
+    def _configure(self) -> None:
+        """Take a free port and write the configuration for it."""
+        self.port = free_port()
+        self.config = self.directory / f"sentinel-{self.port}.conf"
+        self.config.write_text(
+            f"port {self.port}\nbind 127.0.0.1\ndir {self.directory}\n{self.settings}"
         )
-        poll(self._answers, 30, "a sentinel answers")
+
+    def start(self) -> None:
+        """Start and wait until it answers; on another free port if another process took
+        the one it was given before it could bind it."""
+        for attempt in range(3):
+            if attempt:
+                self._configure()
+            self.process = subprocess.Popen(
+                [redis_server_binary(), str(self.config), "--sentinel"], stdout=subprocess.DEVNULL
+            )
+            poll(self._answers_or_exited, 30, "a sentinel answers")
+            if self.process.poll() is None:
+                return
+        raise AssertionError("no Sentinel could start: each port was taken")
+
+    def _answers_or_exited(self) -> bool:
+        """It answers, or its process ended (its port taken: `start` tries another)."""
+        return self._answers() or (self.process is not None and self.process.poll() is not None)
 
     def _answers(self) -> bool:
         try:
