@@ -27,8 +27,9 @@ time, whatever the number of clocks: a clock starts one only if it takes the
 `SWEEP_LEASE_KEY` lease, which it holds until `sweep` seconds after its pass's last page
 (a clock that dies mid-pass leaves the next pass to another clock that much later).
 
-Every tick it also runs the packer (`api.service.packing`): the histories of the deals
-that ended since, but the newest at each table, are packed.
+Every `PACK_SECONDS` it also runs the packer (`api.service.packing`): the histories of
+the deals that ended since, but the newest at each table, are packed, many tables' in
+each of its few round trips.
 
 Every `WalletPolicy.sweep_seconds` it also runs the ledger's sweeper
 (`api.service.wallets`): reservations a crashed gateway left are posted or voided,
@@ -64,6 +65,9 @@ from api.settings import Settings
 log = logging.getLogger("cardroom.clock")
 
 SWEEP_PAGE = 200
+# how often the packer runs: packing saves memory and nobody waits for it, so it gathers
+# the deals of a second, a few round trips for all of them
+PACK_SECONDS = 1.0
 # due tables a tick claims at most, and how long they are held for the clock that did
 DUE_PAGE = 100
 CLAIM_SECONDS = 2.0
@@ -100,6 +104,7 @@ class Clock:
         self._thread: threading.Thread | None = None
         self._last_sweep = -float("inf")
         self._last_ledger_sweep = -float("inf")
+        self._last_packing = -float("inf")
         # the repair pass goes on after this creation time; None between passes
         self._sweep_after: float | None = None
         self._sweeping = False
@@ -126,10 +131,12 @@ class Clock:
                     log.warning(
                         "deadline not applied yet", extra={"table": table_id, "code": error.code}
                     )
-        try:
-            self.packer.run()
-        except Exception:
-            log.exception("packing failed")
+        if time.monotonic() - self._last_packing >= PACK_SECONDS:
+            self._last_packing = time.monotonic()
+            try:
+                self.packer.run()
+            except Exception:
+                log.exception("packing failed")
         wallets = self.deadlines.wallets
         if time.monotonic() - self._last_ledger_sweep >= wallets.policy.sweep_seconds:
             # reservations and cash-outs a crashed process left (api.service.wallets)

@@ -24,8 +24,10 @@ from api.adapters import packed
 from api.adapters.packing import PackingRead, PackingStore
 from api.adapters.store import HandRecord, Pack, TableStore
 
-# the tables a run claims at most, and how long they are held for the packer that did
+# the tables a page claims at most (its reads and writes one pipeline each), the pages
+# a run goes through at most, and how long a page's tables are held for its packer
 PAGE = 100
+PAGES = 20
 HOLD_SECONDS = 5.0
 # on a cluster the packer is pointed at a table before the commit ending a deal, for
 # this long after it: by then the commit has landed
@@ -43,9 +45,21 @@ class Packer:
         self.packing = PackingStore(store.client)
         self.clock = clock
 
-    def run(self, limit: int = PAGE) -> int:
-        """Pack what up to `limit` listed tables have to pack; how many deals it packed.
-        Each table leaves the list once nothing but its newest deal is unpacked."""
+    def run(self, limit: int = PAGE, pages: int = PAGES) -> int:
+        """Pack what the listed tables have to pack, `limit` tables a page, while pages
+        come full (at most `pages`); how many deals it packed. Each table leaves the list
+        once nothing but its newest deal is unpacked."""
+        done = 0
+        for _ in range(pages):
+            claimed, packed = self._page(limit)
+            done += packed
+            if claimed < limit:
+                break
+        return done
+
+    def _page(self, limit: int) -> tuple[int, int]:
+        """Claim up to `limit` listed tables and pack them: how many it claimed, and the
+        deals it packed."""
         now = self.clock()
         until = now + HOLD_SECONDS
         tables = self.packing.claim(now, limit, until)
@@ -69,7 +83,7 @@ class Packer:
         finished = [table_id for table_id in tables if table_id not in pending]
         if finished:
             self.packing.done(finished, until)
-        return done
+        return len(tables), done
 
 
 def pack_of(store: TableStore, read: PackingRead) -> Pack | None:

@@ -200,6 +200,26 @@ def test_packers_racing_each_other_and_the_moves_pack_each_deal_once(single: Gat
     assert store.client.zscore(store_module.PACKING_KEY, table_id) is None
 
 
+def test_a_packer_run_goes_page_after_page_while_pages_come_full(single: Gateway) -> None:
+    store = store_of(single)
+    store.client.delete(store_module.PACKING_KEY)  # what earlier tests left listed
+    tables = []
+    for _ in range(3):
+        table_id = single.create(deal_pause_seconds=0, turn_seconds=60)
+        seats = [single.sit(table_id, name) for name in ("ann", "bob")]
+        single.act(table_id, seats[0], action="start")
+        for _ in range(2):  # the deal that ends deals the next one at once
+            for seat in seats:
+                answer = single.act(table_id, seat, action="declare", choice="out")
+                assert answer.status_code == 200, answer.get_json()
+        tables.append(table_id)
+    # a page a table: three full pages, then an empty one
+    assert Packer(store, lambda: time.time() + POINT_AHEAD + 1).run(limit=1) == 3
+    for table_id in tables:
+        assert packed.is_packed(cast(bytes, raw_hand(store, table_id, 1)))
+        assert not packed.is_packed(cast(bytes, raw_hand(store, table_id, 2)))
+
+
 def unpacked(store: TableStore, table_id: str) -> None:
     """Put the table's histories and events back as they were kept before packing: each
     history as JSON, every event in the stream."""
