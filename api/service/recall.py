@@ -17,6 +17,7 @@ text modeled on PHH (`api.service.phh`).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from typing import TypedDict, cast
@@ -152,6 +153,8 @@ class Recall:
         if cursor is not None:
             try:
                 before = float(cursor)
+                if not math.isfinite(before):  # "NaN" and "inf" parse, but end no page
+                    raise ValueError(cursor)
             except ValueError:
                 raise problem(
                     "invalid_cursor",

@@ -91,6 +91,9 @@ def test_a_player_lists_and_reads_their_deals_past_the_table_s_retention(
     assert [several[key]["hand"] for key in ("1", "2")] == [3, 2]
     bad = gateway.call("GET", "/v1/players/me/deals/phh?last=11", ann)
     assert_problem(bad, 400, "invalid_parameter")
+    for cursor in ("NaN", "inf", "-inf", "x"):  # not a cursor a page gave
+        bad = gateway.call("GET", f"/v1/players/me/deals?cursor={cursor}", ann)
+        assert_problem(bad, 400, "invalid_cursor")
 
 
 def test_only_the_newest_copies_are_kept(keeping_one: Gateway) -> None:
