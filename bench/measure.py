@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -117,18 +117,31 @@ class CpuMeter:
         self.before = {role: cpu_seconds(pids) for role, pids in self.service.pids().items()}
         self.started = time.monotonic()
 
-    def stop(self, load_cpu: float) -> dict[str, float]:
-        """Cores used on average by each role since `start` (1.0 is one core).
+    def stop(
+        self, load_cpu: float, idle: Mapping[str, float] | None = None, waited: float = 0.0
+    ) -> dict[str, float]:
+        """Cores used on average by each role since `start` (1.0 is one core); less, with
+        `idle` (`idle_cores`), what each role uses with nothing to do over the `waited`
+        seconds of the span that only waited for it.
 
         The CPU seconds themselves stay in `seconds`.
         """
         wall = time.monotonic() - self.started
+        idle = idle or {}
         self.seconds = {
-            role: cpu_seconds(pids) - self.before.get(role, 0.0)
+            role: max(0.0, cpu_seconds(pids) - self.before.get(role, 0.0)
+                      - idle.get(role, 0.0) * waited)
             for role, pids in self.service.pids().items()
-        }
+        }  # fmt: skip
         self.seconds["load generator"] = load_cpu
         return {role: spent / wall for role, spent in self.seconds.items()}
+
+    def idle_cores(self, seconds: float = 2.0) -> dict[str, float]:
+        """Cores each role uses over `seconds` with no load (a clock ticking with nothing
+        due, heartbeats)."""
+        self.start()
+        time.sleep(seconds)
+        return self.stop(0.0)
 
     def per_request(self, requests: int) -> dict[str, float]:
         """Microseconds of CPU per request of the last metered span, by role and in all."""

@@ -20,6 +20,7 @@ dictionary can be shipped beside the older ones, which stay to read older record
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -49,10 +50,26 @@ def _dictionary(number: int) -> zstandard.ZstdCompressionDict | None:
     return data
 
 
+@cache
 def writing() -> int:
     """The dictionary new records are written with: `DICTIONARY`, or none (0) in a tree
     where it was not trained yet."""
     return DICTIONARY if dictionary_path(DICTIONARY).exists() else 0
+
+
+# each thread's compressor: one made per record cost as much as compressing a small one,
+# and a compressor may not be used by two threads at once
+_local = threading.local()
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    compressor: zstandard.ZstdCompressor | None = getattr(_local, "compressor", None)
+    if compressor is None:
+        compressor = zstandard.ZstdCompressor(
+            level=LEVEL, dict_data=_dictionary(writing()), write_dict_id=False
+        )
+        _local.compressor = compressor
+    return compressor
 
 
 @dataclass(frozen=True)
@@ -77,12 +94,8 @@ def pack(
     """The compact form of a hand record (its JSON) holding `events` (`first` to
     `last_event`, the JSON of each as the stream held it)."""
     body = b"\n".join([record, *events])
-    number = writing()
-    compressor = zstandard.ZstdCompressor(
-        level=LEVEL, dict_data=_dictionary(number), write_dict_id=False
-    )
-    header = b"%s%d %d %d %d\n" % (MAGIC, number, first, first_event, last_event)
-    return header + compressor.compress(body)
+    header = b"%s%d %d %d %d\n" % (MAGIC, writing(), first, first_event, last_event)
+    return header + _compressor().compress(body)
 
 
 def unpack(raw: bytes) -> Packed:

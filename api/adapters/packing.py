@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from api.adapters import packed
 from api.adapters import store as tables
 from api.adapters.store import (
     PACKING_KEY,
@@ -25,11 +24,11 @@ from api.adapters.store import (
     hand_key,
     lua_script,
     raw_command,
-    stream_entries,
     table_key,
 )
 
 _CLAIM = lua_script("claim.lua")
+_READ = lua_script("pack_read.lua")
 _PACK = lua_script("pack.lua")
 _DROP_POINTER = lua_script("drop_pointer.lua")
 
@@ -37,8 +36,8 @@ _DROP_POINTER = lua_script("drop_pointer.lua")
 @dataclass
 class PackingRead:
     """What the packer reads of a table with deal `hand` to pack: the last packed event,
-    the deal's history as stored, the stream's first events (id, JSON) and the newest
-    finished deal."""
+    the deal's history as stored, the stream's first events up to the deal's last (id,
+    JSON) and the newest finished deal."""
 
     table_id: str
     hand: int
@@ -65,7 +64,8 @@ class PackingStore:
     def reads(self, table_ids: Sequence[str]) -> list[PackingRead | None]:
         """What the packer needs of each table, None for a table with nothing to pack
         (closed, or no finished deal but the newest unpacked, or packed meanwhile by
-        another packer): two round trips for all."""
+        another packer): two round trips for all, the second one script a table
+        (`lua/pack_read.lua`) that reads the stream only up to the deal's last event."""
         pipe = self.client.pipeline(transaction=False)
         for table_id in table_ids:
             pipe.hmget(
@@ -79,16 +79,14 @@ class PackingStore:
                 todo.append((table_id, hand, int(last_packed or 0), int(ended)))
         pipe = self.client.pipeline(transaction=False)
         for table_id, hand, _, _ in todo:
-            raw_command(pipe, "GET", hand_key(table_id, hand))
-            key = events_key(table_id)
-            raw_command(pipe, "XRANGE", key, "-", "+", "COUNT", tables.STREAM_READ)
+            keys = [hand_key(table_id, hand), events_key(table_id)]
+            raw_command(pipe, "EVAL", _READ, len(keys), *keys, tables.STREAM_READ)
         replies = pipe.execute() if todo else []
         found: dict[str, PackingRead] = {}
-        for n, (table_id, hand, last_packed, ended) in enumerate(todo):
-            raw, entries = replies[2 * n], replies[2 * n + 1]
-            if raw is not None and not packed.is_packed(raw):
-                stream = stream_entries(entries)
-                found[table_id] = PackingRead(table_id, hand, last_packed, raw, stream, ended)
+        for (table_id, hand, last_packed, ended), reply in zip(todo, replies, strict=True):
+            if reply:
+                stream = list(zip(reply[1::2], reply[2::2], strict=True))
+                found[table_id] = PackingRead(table_id, hand, last_packed, reply[0], stream, ended)
         return [found.get(table_id) for table_id in table_ids]
 
     def pack(self, packs: Sequence[tuple[Pack, int, str]]) -> list[bool]:

@@ -25,7 +25,7 @@ import zstandard
 from api.adapters import packed
 from api.adapters.store import TableStore, hand_key, raw_command
 from bench.gateway.deals import play_deals
-from bench.gateway.tree import create_app, in_process_settings
+from bench.gateway.tree import create_app, in_process_settings, run_packer
 from bench.servers import EvaluatorServer, RedisServer
 
 SIZE = 16 * 1024
@@ -54,6 +54,7 @@ def played(url: str, evaluator: str, deals: int, seed: int) -> list[bytes]:
     service: Any = app.extensions["cardroom.service"]
     try:
         tables = play_deals(app.test_client(), deals, seed)
+        run_packer(service)  # as the clock would, once the deals ended
         return contents(service.store, tables)
     finally:
         service.evaluator.close()
