@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 from typing import Any
 
 import redis
@@ -24,8 +25,9 @@ import zstandard
 
 from api.adapters import packed
 from api.adapters.store import TableStore, hand_key, raw_command
+from api.service.packing import HOLD_SECONDS, Packer
 from bench.gateway.deals import play_deals
-from bench.gateway.tree import create_app, in_process_settings, run_packer
+from bench.gateway.tree import create_app, in_process_settings
 from bench.servers import EvaluatorServer, RedisServer
 
 SIZE = 16 * 1024
@@ -48,13 +50,23 @@ def contents(store: TableStore, table_ids: list[str]) -> list[bytes]:
     return samples
 
 
+def pack_all(store: TableStore) -> None:
+    """Pack every finished deal but each table's newest, as the clock's packer would over
+    time: a run packs a few deals a table and holds the tables still behind for
+    `HOLD_SECONDS`, so each run after the first sees its clock that much later."""
+    later = [0.0]
+    packer = Packer(store, clock=lambda: time.time() + later[0])
+    while packer.run():
+        later[0] += HOLD_SECONDS
+
+
 def played(url: str, evaluator: str, deals: int, seed: int) -> list[bytes]:
     """The packed contents of `deals` deals a table of each kind, played from `seed`."""
     app = create_app(in_process_settings(url, evaluator))
     service: Any = app.extensions["cardroom.service"]
     try:
         tables = play_deals(app.test_client(), deals, seed)
-        run_packer(service)  # as the clock would, once the deals ended
+        pack_all(service.store)
         return contents(service.store, tables)
     finally:
         service.evaluator.close()
