@@ -8,7 +8,8 @@ deals on 32 tables (moves/s, the moves' p50/p99) and the buy-ins and cash-outs o
 seats (p50/p99, the gateway's CPU per request; bench/gateway/seats.py). Figures are
 medians over the runs of each tree: requests/s, each request's ratio to `/healthz` in
 the same round, the gateway's CPU per declare and per settling declare (with the next
-deal the clock deals meanwhile) and their ratio, moves/s, deals/s and a deal's cost in
+deal it deals and the packing of the deal it leaves, by the gateway's clock) and their
+ratio, moves/s, deals/s and a deal's cost in
 `/healthz` requests, the seats' latencies; and the ratio of each of this tree's to
 REV's. Only the gateway's code differs: the evaluator, the load and the protobuf code
 are this tree's. Each run notes the machine's 1-minute
