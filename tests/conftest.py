@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import flask
 import grpc
 import pytest
+from hypothesis import settings
 
 from cardroom.evaluator.v1 import evaluator_pb2_grpc as pb_grpc
 from tests.support.gateway import SignedInClient
@@ -22,6 +23,11 @@ from tests.support.processes import RedisProcess
 # Every Flask app's test client signs in as an app does: a table's creation or a seat's
 # grant sent without a credential gets a new player's key (tests/support/gateway.py).
 flask.Flask.test_client_class = SignedInClient
+
+# Tests assert behaviour, never timings: no property test fails because a busy machine
+# ran one of its examples slowly (Hypothesis's default deadline is 200 ms an example).
+settings.register_profile("cardroom", deadline=None)
+settings.load_profile("cardroom")
 
 if TYPE_CHECKING:
     from evaluator.server import EvaluatorServer
