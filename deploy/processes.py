@@ -405,7 +405,7 @@ class GunicornGateway:
 
     def start(self, seconds: float = 120) -> None:
         """Start and wait until every worker is up and the `ready` path answers 200."""
-        command = [sys.executable, "-m", "gunicorn", *gunicorn_arguments(self.source)]
+        command = [sys.executable, "-m", "gunicorn", *self.arguments()]
         self.process = spawn(command, self.source, self.environment, self.logs)
         expected = int(self.environment["GATEWAY_WORKERS"])
 
@@ -415,6 +415,10 @@ class GunicornGateway:
 
         poll(up, seconds, "gunicorn workers started")
         poll(lambda: self.status(self.ready) == 200, seconds, f"gateway answers {self.ready}")
+
+    def arguments(self) -> list[str]:
+        """gunicorn's config and application (`gunicorn_arguments`)."""
+        return gunicorn_arguments(self.source)
 
     def status(self, path: str) -> int:
         """The status of a GET on a fresh connection (a health probe)."""

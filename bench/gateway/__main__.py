@@ -23,6 +23,8 @@ rounds with the range:
 suits long-lived streams (gthread, gevent); `--gc` compares a worker's CPU per request
 with its garbage-collection policy on and off (bench/gateway/gc_policy.py); `--steps`
 splits a warm declare's CPU into its steps, in process (bench/gateway/steps.py);
+`--sections` splits a gevent worker's CPU by kind of request (plain and settling
+declares) and by section, under gunicorn, in the request rounds (bench/gateway/sections.py);
 `--batch` compares the request rounds with the Redis commands of a gevent worker's
 requests batched (`REDIS_BATCH`, api.adapters.batching) and not, in alternating runs
 (bench/gateway/batch.py); `--against REV` compares this tree's gateway with revision
@@ -65,6 +67,8 @@ from bench.gateway.replication import report as replication_report
 from bench.gateway.rounds import deal_rounds, request_rounds, scaling
 from bench.gateway.seats import report as seats_report
 from bench.gateway.seats import seat_rounds
+from bench.gateway.sections import report as sections_report
+from bench.gateway.sections import section_rounds
 from bench.gateway.service import GatewayConfig, Service
 from bench.gateway.steps import report as steps_report
 from bench.gateway.steps import step_costs
@@ -215,6 +219,8 @@ def report(results: dict[str, Any]) -> None:
             )
     if "steps" in results:
         steps_report(results["steps"])
+    if "sections" in results:
+        sections_report(results["sections"])
     if "gc" in results:
         gc_report(results["gc"])
     if "against" in results:
@@ -244,6 +250,11 @@ def main() -> None:
         "--steps",
         action="store_true",
         help="a warm declare's CPU step by step, in process, against /healthz",
+    )
+    parser.add_argument(
+        "--sections",
+        action="store_true",
+        help="a gevent worker's CPU by kind of request and section, in the request rounds",
     )
     parser.add_argument(
         "--compression",
@@ -297,6 +308,8 @@ def main() -> None:
         "--clock-interval", type=float, default=0.05, help="CLOCK_INTERVAL: the next deal's delay"
     )
     arguments = parser.parse_args()
+    if arguments.sections and arguments.worker_class != "gevent":
+        parser.error("--sections meters gevent workers (--worker-class gevent)")
     if arguments.accept_language:
         os.environ[ACCEPT_LANGUAGE_VARIABLE] = arguments.accept_language
     MOVES_WITH["credential"] = arguments.moves_with
@@ -341,6 +354,9 @@ def main() -> None:
             results["profiles"] = profile_moves(
                 service.redis.url, service.evaluator.address, plan.profile_deals
             )
+        if arguments.sections:
+            log("the request rounds again, each worker's CPU by request and section")
+            results["sections"] = section_rounds(service, load, plan, log)
         if arguments.steps:
             log("a warm declare's CPU step by step, in process")
             results["steps"] = step_costs(

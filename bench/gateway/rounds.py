@@ -27,13 +27,20 @@ from bench.measure import CpuMeter, percentile, spread
 
 
 def request_rounds(
-    service: Service, load: Load, plan: Plan, log: Callable[[str], None]
+    service: Service,
+    load: Load,
+    plan: Plan,
+    log: Callable[[str], None],
+    ready: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """/healthz, table reads, declares (answered with the table, and without it: half the
-    tables each) and settling declares, interleaved in each round."""
+    tables each) and settling declares, interleaved in each round; `ready` is called once
+    the tables are made and started, before the first round."""
     url = service.url
     tables = guts_tables(url, CLIENTS * plan.tables_per_client)
     start_all(url, tables)
+    if ready is not None:
+        ready()
     per_client = [tables[i::CLIENTS] for i in range(CLIENTS)]
     rng = random.Random(7)
     kinds = ("healthz", "read_table", "declare", "declare_minimal", "declare_settles")

@@ -27,6 +27,8 @@ class GatewayConfig:
     extra_env: dict[str, str] = field(default_factory=dict)
     # the tree whose gateway runs (`--against REV` checks another revision out)
     source: Path | None = None
+    # gunicorn's config module instead of the tree's own (`--sections`)
+    gunicorn_config: str | None = None
 
     @property
     def label(self) -> str:
@@ -77,6 +79,14 @@ class Gateway(GunicornGateway):
         except BaseException:
             self.stop()
             raise
+
+    def arguments(self) -> list[str]:
+        """The tree's gunicorn arguments, with the config module `gunicorn_config` instead
+        of its own if given."""
+        arguments = super().arguments()
+        if self.config.gunicorn_config is not None:
+            arguments[1] = self.config.gunicorn_config
+        return arguments
 
     def worker_pids(self) -> list[int]:
         """The gunicorn workers' process ids."""

@@ -34,7 +34,7 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
     finished = subprocess.run(
         [
             *(sys.executable, "-m", "bench.gateway", "--smoke"),
-            *("--gc", "--steps", "--scaling", "--profile", "--batch"),
+            *("--gc", "--steps", "--scaling", "--profile", "--batch", "--sections"),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -66,6 +66,17 @@ def test_the_gateway_benchmark_runs_every_part() -> None:
     assert spent["all"] >= max(v for role, v in spent.items() if role != "all")
     assert results["redis_commands"]
     assert results["growth"]
+    # --sections: each kind of request's CPU by section, under gunicorn's gevent workers
+    assert "where a gevent worker's CPU goes" in report, report
+    sections = results["sections"]
+    assert sections["requests"]["settling"] > 0
+    assert sections["requests"]["move"] > 0
+    settling = sections["kinds"]["settling"]
+    for name in ("showdown: the evaluator's call", "rules: dealing the next deal"):
+        assert settling[name] > 0, settling
+    assert sections["calls"]["settling"]["showdown: the evaluator's call"] >= 1
+    assert "showdown: the evaluator's call" not in sections["kinds"]["move"]
+    assert sections["http_server_us"] > 0
     # buy-ins and cash-outs: every seat bought and left, each balance back right after
     assert "buy-ins and cash-outs" in report, report
     seats = results["seats"]
