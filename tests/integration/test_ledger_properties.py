@@ -986,7 +986,6 @@ def test_random_play_keeps_every_wallet_and_the_ledger_whole(
             settings=settings(
                 max_examples=ROUND,
                 stateful_step_count=STEPS,
-                deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
             ),
         )

@@ -200,9 +200,7 @@ RACES = st.tuples(
 
 
 @pytest.mark.parametrize("cluster", [False, True], ids=["redis", "cluster"])
-@settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(race=RACES)
 def test_concurrent_requests_never_pass_a_limit(
     request: pytest.FixtureRequest, cluster: bool, race: Any

@@ -33,9 +33,7 @@ def _wsgi(path: str) -> str:
 
 
 # the gateway's routing is only read, never changed, so one app serves every example
-@settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(st.sampled_from(PIECES), max_size=9).map("".join)
     | st.builds(lambda t: f"/v1/tables/{t}/actions", st.text(min_size=1, max_size=8))

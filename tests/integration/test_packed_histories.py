@@ -141,9 +141,7 @@ def assert_packed_but_the_last(store: TableStore, table_id: str) -> None:
     assert head[0][0] == f"{last_packed + 1}-0"
 
 
-@settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=8, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32), options=st.sampled_from(TABLES), deals=st.integers(2, 6))
 def test_packed_deals_of_both_games_read_back_as_they_were(
     single: Gateway, seed: int, options: dict[str, Any], deals: int

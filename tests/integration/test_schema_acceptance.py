@@ -27,7 +27,6 @@ def test_generated_evaluations_are_mostly_accepted(gateway: Gateway) -> None:
 
     @settings(
         max_examples=CASES,
-        deadline=None,
         database=None,
         phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),

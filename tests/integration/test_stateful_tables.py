@@ -843,7 +843,6 @@ def test_random_tables_keep_every_invariant(redis_url: str, evaluator_address: s
                 settings=settings(
                     max_examples=(MIN_STEPS - run.steps) // STEPS_PER_EXAMPLE + 2,
                     stateful_step_count=STEPS_PER_EXAMPLE,
-                    deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
                     phases=PHASES,
                 ),

@@ -124,7 +124,7 @@ def check_views(state: GutsTable) -> None:
                 assert not seen & set(cards)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(options=OPTIONS, data=st.data())
 def test_random_play_keeps_every_invariant(options: dict[str, Any], data: st.DataObject) -> None:
     if options["max_players"] < options["min_players"]:

@@ -141,7 +141,7 @@ def check_views(state: PaiuteTable) -> None:
         assert not seen & set(deal["stock"]) - claimed
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow])
 @given(options=OPTIONS, data=st.data())
 def test_random_play_keeps_every_invariant(options: dict[str, Any], data: st.DataObject) -> None:
     options["max_players"] = max(options["max_players"], options["min_players"])

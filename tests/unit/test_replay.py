@@ -93,7 +93,7 @@ def play_and_replay(
     return accepted
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(options=GUTS_OPTIONS, data=st.data())
 def test_guts_logs_replay_to_the_state(options: dict[str, Any], data: st.DataObject) -> None:
     options["max_players"] = max(options["max_players"], options["min_players"])
@@ -101,7 +101,7 @@ def test_guts_logs_replay_to_the_state(options: dict[str, Any], data: st.DataObj
     play_and_replay(state, data, data.draw(st.integers(10, 120)), guts_move, GUTS_ACTIONS)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(options=PAIUTE_OPTIONS, data=st.data())
 def test_paiute_logs_replay_to_the_state(options: dict[str, Any], data: st.DataObject) -> None:
     options["max_players"] = max(options["max_players"], options["min_players"])
