@@ -166,9 +166,9 @@ class LobbyQueries:
         ("<created_at>:<table id>", or "<created_at>"): a client paging through it goes
         on to its end; 400 invalid_cursor for a cursor of neither order."""
         try:
-            score, _colon, last = cursor.partition(":")
+            score, colon, last = cursor.partition(":")
             after = (float(score), last or None)
-            if not math.isfinite(after[0]) or (last and not TABLE_ID.fullmatch(last)):
+            if not math.isfinite(after[0]) or (colon and not TABLE_ID.fullmatch(last)):
                 raise ValueError(cursor)
         except ValueError:
             raise invalid_cursor() from None
