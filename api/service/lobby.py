@@ -163,12 +163,12 @@ class LobbyQueries:
 
     def page_by_creation(self, filters: Filters, limit: int, cursor: str) -> dict[str, object]:
         """A page in the lobby's former order, newest first, after a cursor it gave out
-        ("<created_at>:<table id>", or "<created_at>"): a client paging through it goes
-        on to its end; 400 invalid_cursor for a cursor of neither order."""
+        ("<created_at>:<table id>", "<created_at>:" or "<created_at>"): a client paging
+        through it goes on to its end; 400 invalid_cursor for a cursor of neither order."""
         try:
-            score, colon, last = cursor.partition(":")
+            score, _colon, last = cursor.partition(":")
             after = (float(score), last or None)
-            if not math.isfinite(after[0]) or (colon and not TABLE_ID.fullmatch(last)):
+            if not math.isfinite(after[0]) or (last and not TABLE_ID.fullmatch(last)):
                 raise ValueError(cursor)
         except ValueError:
             raise invalid_cursor() from None
