@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from api.adapters import host_commits
 from api.adapters.batching import batcher_for
 from api.adapters.bots import BotStore
 from api.adapters.evaluator import EvaluatorClient, EvaluatorTls
@@ -92,7 +93,7 @@ def bootstrap(
     )
     changes = TableChanges(
         store,
-        TableReader(store, WarmTables(settings.warm_tables)),
+        TableReader(store, WarmTables(settings.warm_tables), host_commits.SHARED),
         evaluator,
         Replays(store, settings.idempotency_ttl),
         Schedule(retention, clock),

@@ -11,6 +11,11 @@ because a Redis that lost its last writes (a failover to a replica that had not
 received them) can bring a table back to a version number it already had, with
 another state.
 
+Before a move is computed from a copy, the host's note of each table's last commit
+(`api.adapters.host_commits`, memory gunicorn's workers share) is read: when another
+worker of the host committed the table since, the copy is dropped and the table read,
+instead of computing a move the compare-and-set would refuse.
+
 A seat token is taken as its holder's only if this process has seen its entry;
 the state's own check that the holder still sits in that seat runs as on a read.
 Entries are bounded (least recently used first out) and never shared between
@@ -28,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from api import jsonio
+from api.adapters.host_commits import HostCommits
 from api.adapters.store import (
     Commit,
     MoveRead,
@@ -180,10 +186,14 @@ class TableReader:
     must be confirmed by a fresh read.
     """
 
-    def __init__(self, store: TableStore, warm: WarmTables) -> None:
-        """Read from `store`, or from `warm` when it holds the table."""
+    def __init__(
+        self, store: TableStore, warm: WarmTables, commits: HostCommits | None = None
+    ) -> None:
+        """Read from `store`, or from `warm` when it holds the table and `commits` (this
+        host's workers' commits, `api.adapters.host_commits`) know of no later version."""
         self.store = store
         self.warm = warm
+        self.commits = commits
 
     def read(
         self, table_id: str, token: str | None, replay_key: str | None, *, copy: bool
@@ -195,6 +205,10 @@ class TableReader:
         """
         digest = None if token is None else token_digest(token)
         held = self.warm.get(table_id, digest) if copy else None
+        commits = self.commits
+        if held is not None and commits is not None and commits.newer(table_id, held[0].version):
+            self.warm.forget(table_id)  # another worker changed it since
+            held = None
         if held is not None:
             return MoveRead(*held), False
         read = self.store.read(table_id, token, replay_key, all_players=self.warm.capacity > 0)
@@ -212,6 +226,8 @@ class TableReader:
         changed next by a clock.
         """
         record = change.record
+        if self.commits is not None and self.warm.capacity > 0:
+            self.commits.committed(record.table_id, record.version + 1)
         due_soon = change.deadline is not None and change.deadline - now < WARM_DUE_MARGIN
         if change.trim is not None or change.close is not None or due_soon:
             self.warm.forget(record.table_id)

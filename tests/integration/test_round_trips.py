@@ -19,6 +19,7 @@ import pytest
 import redis
 import redis.cluster
 
+from api.adapters import host_commits
 from api.adapters.evaluator import EvaluatorClient
 from api.app import create_app
 from api.bootstrap import bootstrap
@@ -69,6 +70,60 @@ def two_gateways(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gatew
     yield first, second, wire
     for gateway in (first, second):
         gateway.app.extensions["cardroom.service"].evaluator.close()
+
+
+@pytest.fixture
+def two_workers(
+    redis_url: str, evaluator_address: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Gateway, Gateway, Wire]]:
+    """Two workers of one gateway host: apps that share the memory gunicorn's master
+    makes before it forks them (api.adapters.host_commits); the first one's traffic is
+    counted."""
+    monkeypatch.setattr(host_commits, "SHARED", host_commits.HostCommits.create())
+    wire = Wire()
+    first = counted_gateway(redis_url, evaluator_address, wire)
+    second = counted_gateway(redis_url, evaluator_address, Wire())
+    yield first, second, wire
+    for gateway in (first, second):
+        gateway.app.extensions["cardroom.service"].evaluator.close()
+
+
+def _moved_elsewhere(first: Gateway, second: Gateway) -> tuple[str, list[Player]]:
+    """A started table the first gateway holds warm, then changed by the second."""
+    table_id, players = _three_players(first)
+    assert first.act(table_id, players[0], action="start").status_code == 200
+    assert first.act(table_id, players[0], action="declare", choice="in").status_code == 200
+    response = second.act(table_id, players[1], action="declare", choice="in")
+    assert response.status_code == 200, response.get_json()
+    return table_id, players
+
+
+def test_a_warm_copy_another_host_changed_is_refused_and_read_again(
+    two_gateways: tuple[Gateway, Gateway, Wire],
+) -> None:
+    """Another host's commit is seen only by the compare-and-set: the move computed from
+    the stale copy is refused, read and computed again."""
+    first, second, wire = two_gateways
+    table_id, players = _moved_elsewhere(first, second)
+    wire.take()
+    response = first.act(table_id, players[2], action="declare", choice="in")
+    assert response.status_code == 200, response.get_json()
+    assert any(e["type"] == "deal_ended" for e in response.get_json()["events"])
+    assert wire.take() == [["EVALSHA"], ["HMGET", "HGETALL"], ["EVALSHA"]]
+
+
+def test_a_warm_copy_another_worker_of_the_host_changed_is_not_computed_from(
+    two_workers: tuple[Gateway, Gateway, Wire],
+) -> None:
+    """A worker of the same host noted its commit: the stale copy is not used, and the
+    move is read and committed once."""
+    first, second, wire = two_workers
+    table_id, players = _moved_elsewhere(first, second)
+    wire.take()
+    response = first.act(table_id, players[2], action="declare", choice="in")
+    assert response.status_code == 200, response.get_json()
+    assert any(e["type"] == "deal_ended" for e in response.get_json()["events"])
+    assert wire.take() == [["HMGET", "HGETALL"], ["EVALSHA"]]
 
 
 def keyed_move(gateway: Gateway, table_id: str, player: Player, key: str, **action: Any) -> Any:
