@@ -60,16 +60,22 @@ def counted(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, W
     gateway.app.extensions["cardroom.service"].evaluator.close()
 
 
-@pytest.fixture
-def two_gateways(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, Gateway, Wire]]:
-    """Two gateway processes' apps on one Redis, as deployed (warm tables on); the
-    first one's traffic is counted."""
+def _two_gateways(
+    redis_url: str, evaluator_address: str
+) -> Iterator[tuple[Gateway, Gateway, Wire]]:
     wire = Wire()
     first = counted_gateway(redis_url, evaluator_address, wire)
     second = counted_gateway(redis_url, evaluator_address, Wire())
     yield first, second, wire
     for gateway in (first, second):
         gateway.app.extensions["cardroom.service"].evaluator.close()
+
+
+@pytest.fixture
+def two_gateways(redis_url: str, evaluator_address: str) -> Iterator[tuple[Gateway, Gateway, Wire]]:
+    """Two gateway processes' apps on one Redis, as deployed (warm tables on); the
+    first one's traffic is counted."""
+    yield from _two_gateways(redis_url, evaluator_address)
 
 
 @pytest.fixture
@@ -80,12 +86,7 @@ def two_workers(
     makes before it forks them (api.adapters.host_commits); the first one's traffic is
     counted."""
     monkeypatch.setattr(host_commits, "SHARED", host_commits.HostCommits.create())
-    wire = Wire()
-    first = counted_gateway(redis_url, evaluator_address, wire)
-    second = counted_gateway(redis_url, evaluator_address, Wire())
-    yield first, second, wire
-    for gateway in (first, second):
-        gateway.app.extensions["cardroom.service"].evaluator.close()
+    yield from _two_gateways(redis_url, evaluator_address)
 
 
 def _moved_elsewhere(first: Gateway, second: Gateway) -> tuple[str, list[Player]]:
