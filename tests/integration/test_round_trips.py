@@ -89,14 +89,19 @@ def two_workers(
     yield from _two_gateways(redis_url, evaluator_address)
 
 
-def _moved_elsewhere(first: Gateway, second: Gateway) -> tuple[str, list[Player]]:
-    """A started table the first gateway holds warm, then changed by the second."""
+def _settled_after_another(first: Gateway, second: Gateway, wire: Wire) -> list[list[str]]:
+    """A started table the first gateway holds warm, changed by the second, then the
+    first's declare that ends the deal: the first gateway's round trips for that move."""
     table_id, players = _three_players(first)
     assert first.act(table_id, players[0], action="start").status_code == 200
     assert first.act(table_id, players[0], action="declare", choice="in").status_code == 200
     response = second.act(table_id, players[1], action="declare", choice="in")
     assert response.status_code == 200, response.get_json()
-    return table_id, players
+    wire.take()
+    response = first.act(table_id, players[2], action="declare", choice="in")
+    assert response.status_code == 200, response.get_json()
+    assert any(e["type"] == "deal_ended" for e in response.get_json()["events"])
+    return wire.take()
 
 
 def test_a_warm_copy_another_host_changed_is_refused_and_read_again(
@@ -104,13 +109,8 @@ def test_a_warm_copy_another_host_changed_is_refused_and_read_again(
 ) -> None:
     """Another host's commit is seen only by the compare-and-set: the move computed from
     the stale copy is refused, read and computed again."""
-    first, second, wire = two_gateways
-    table_id, players = _moved_elsewhere(first, second)
-    wire.take()
-    response = first.act(table_id, players[2], action="declare", choice="in")
-    assert response.status_code == 200, response.get_json()
-    assert any(e["type"] == "deal_ended" for e in response.get_json()["events"])
-    assert wire.take() == [["EVALSHA"], ["HMGET", "HGETALL"], ["EVALSHA"]]
+    trips = _settled_after_another(*two_gateways)
+    assert trips == [["EVALSHA"], ["HMGET", "HGETALL"], ["EVALSHA"]]
 
 
 def test_a_warm_copy_another_worker_of_the_host_changed_is_not_computed_from(
@@ -118,13 +118,7 @@ def test_a_warm_copy_another_worker_of_the_host_changed_is_not_computed_from(
 ) -> None:
     """A worker of the same host noted its commit: the stale copy is not used, and the
     move is read and committed once."""
-    first, second, wire = two_workers
-    table_id, players = _moved_elsewhere(first, second)
-    wire.take()
-    response = first.act(table_id, players[2], action="declare", choice="in")
-    assert response.status_code == 200, response.get_json()
-    assert any(e["type"] == "deal_ended" for e in response.get_json()["events"])
-    assert wire.take() == [["HMGET", "HGETALL"], ["EVALSHA"]]
+    assert _settled_after_another(*two_workers) == [["HMGET", "HGETALL"], ["EVALSHA"]]
 
 
 def keyed_move(gateway: Gateway, table_id: str, player: Player, key: str, **action: Any) -> Any:
