@@ -24,7 +24,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-import importlib
 import json
 import os
 import tempfile
@@ -42,25 +41,28 @@ from bench.gateway.load import Load
 from bench.gateway.plan import Plan
 from bench.gateway.rounds import request_rounds
 from bench.gateway.service import GatewayConfig, Service
+from bench.gateway.steps import located
 
 DIRECTORY_VARIABLE = "SECTIONS_DIR"
+PACKAGE = "api"
 CONFIG_MODULE = "bench.gateway.sections_conf"
-# (module, owner in it or "", attribute, label): the sections timed, innermost wins
-SECTIONS: tuple[tuple[str, str, str, str], ...] = (
-    ("api.adapters.warm", "TableReader", "read", "read the table: the warm copy"),
-    ("api.adapters.store", "TableStore", "read", "read the table: from Redis"),
-    ("api.games.game", "TableGame", "act", "rules: the move"),
-    ("api.adapters.evaluator", "EvaluatorClient", "showdown", "showdown: the evaluator's call"),
-    ("api.games.game", "TableGame", "settle", "rules: settling the deal"),
-    ("api.games.game", "TableGame", "on_deadline", "rules: dealing the next deal"),
-    ("api.service.changes", "TableChanges", "_commit_of", "what the commit writes"),
-    ("api.adapters.store", "TableStore", "commit", "commit: encoding"),
-    ("api.adapters.store", "TableStore", "_run", "a table script's Redis round trip"),
-    ("api.adapters.warm", "TableReader", "committed", "keeping the warm copy"),
-    ("api.service.recall", "Recall", "committed", "recall notes delivered"),
-    ("api.service.queries", "TableQueries", "present", "the table as the seat sees it"),
-    ("api.http.moves", "", "_response", "the response"),
-    ("api.service.packing", "Packer", "run", "packer"),
+# where each section is timed, "module:owner.attribute" in the gateway's package (as
+# `bench.gateway.steps` names a step), and its label; the innermost section wins
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("adapters.warm:TableReader.read", "read the table: the warm copy"),
+    ("adapters.store:TableStore.read", "read the table: from Redis"),
+    ("games.game:TableGame.act", "rules: the move"),
+    ("adapters.evaluator:EvaluatorClient.showdown", "showdown: the evaluator's call"),
+    ("games.game:TableGame.settle", "rules: settling the deal"),
+    ("games.game:TableGame.on_deadline", "rules: dealing the next deal"),
+    ("service.changes:TableChanges._commit_of", "what the commit writes"),
+    ("adapters.store:TableStore.commit", "commit: encoding"),
+    ("adapters.store:TableStore._run", "a table script's Redis round trip"),
+    ("adapters.warm:TableReader.committed", "keeping the warm copy"),
+    ("service.recall:Recall.committed", "recall notes delivered"),
+    ("service.queries:TableQueries.present", "the table as the seat sees it"),
+    ("http.moves:_response", "the response"),
+    ("service.packing:Packer.run", "packer"),
 )
 UNTIMED = "the rest (HTTP, pipeline, service)"
 BACKGROUND = "background"
@@ -70,8 +72,8 @@ HTTP_SERVER = "_handle_and_close_when_done"
 # the kinds a request is counted under, weakest first: the strongest mark wins
 KINDS = ("other", "move", "settling")
 MARKS = (
-    ("api.http.moves", "MovesEndpoint", "answer", "move"),
-    ("api.adapters.evaluator", "EvaluatorClient", "showdown", "settling"),
+    ("http.moves:MovesEndpoint.answer", "move"),
+    ("adapters.evaluator:EvaluatorClient.showdown", "settling"),
 )
 
 
@@ -175,10 +177,10 @@ class SectionMeter:
     def install(self, app: Callable[..., Iterable[bytes]]) -> Callable[..., list[bytes]]:
         """Wrap the sections and the marks, trace the switches, write the counts every
         half second; `app` metered."""
-        for module, owner, attribute, label in SECTIONS:
-            _replace(module, owner, attribute, functools.partial(self._section, label))
-        for module, owner, attribute, kind in MARKS:
-            _replace(module, owner, attribute, functools.partial(self._mark, kind))
+        for place, label in SECTIONS:
+            _replace(place, functools.partial(self._section, label))
+        for place, kind in MARKS:
+            _replace(place, functools.partial(self._mark, kind))
         greenlet.settrace(self._switched)
         gevent.spawn(self._write_often)
         return self.wsgi(app)
@@ -204,13 +206,13 @@ def _where(current: Any) -> str:
     return str(getattr(run, "__qualname__", type(current).__name__))
 
 
-def _replace(module: str, owner: str, attribute: str, wrap: Callable[[Any], Any]) -> None:
-    """Replace `module.owner.attribute` with `wrap` of it, when the tree has it."""
-    place: Any = importlib.import_module(module)
-    for part in owner.split(".") if owner else ():
-        place = getattr(place, part, None)
-    if place is not None and hasattr(place, attribute):
-        setattr(place, attribute, wrap(getattr(place, attribute)))
+def _replace(place: str, wrap: Callable[[Any], Any]) -> None:
+    """Replace the callable at `place` in the gateway's package with `wrap` of it, when
+    the tree holds it."""
+    found = located(PACKAGE, (place,))
+    if found is not None:
+        owner, name, _ = found
+        setattr(owner, name, wrap(getattr(owner, name)))
 
 
 Counts = dict[str, dict[str, float]]

@@ -7,7 +7,6 @@ called outside any request is counted apart, and the counts written and read bac
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -21,12 +20,14 @@ from bench.gateway.sections import (
     BACKGROUND,
     HTTP_SERVER,
     MARKS,
+    PACKAGE,
     SECTIONS,
     UNTIMED,
     SectionMeter,
     per_request,
     read_counts,
 )
+from bench.gateway.steps import located
 
 BURN_NS = 60_000_000
 
@@ -138,11 +139,11 @@ def test_installing_wraps_the_gateways_sections_and_marks(
     from api.adapters.evaluator import EvaluatorClient
     from api.service.packing import Packer
 
-    for module, owner, attribute, _ in (*SECTIONS, *MARKS):
-        place: Any = importlib.import_module(module)
-        for part in owner.split(".") if owner else ():
-            place = getattr(place, part)
-        monkeypatch.setattr(place, attribute, getattr(place, attribute))  # put back after
+    for place, _ in (*SECTIONS, *MARKS):
+        found = located(PACKAGE, (place,))
+        assert found is not None, place
+        owner, name, _ = found
+        monkeypatch.setattr(owner, name, getattr(owner, name))  # put back after
     spawned: list[Any] = []
     monkeypatch.setattr(gevent, "spawn", lambda *args: spawned.append(args))
     previous = greenlet.gettrace()
