@@ -47,8 +47,7 @@ def warm_up() -> None:
 
 
 def _serialize(reply: Any) -> bytes:
-    # the Evaluate handlers return bytes already serialised by evaluator.codec
-    return reply if isinstance(reply, bytes) else bytes(reply.SerializeToString())
+    return bytes(reply.SerializeToString())
 
 
 def evaluator_handlers(telemetry: Telemetry) -> grpc.GenericRpcHandler:
@@ -63,12 +62,9 @@ def _handlers(servicer: EvaluatorServicer) -> grpc.GenericRpcHandler:
         )
 
     methods = {
-        "Evaluate": unary(servicer.Evaluate, pb.EvaluateRequest),
-        "EvaluateStream": grpc.stream_stream_rpc_method_handler(
-            servicer.EvaluateStream,
-            request_deserializer=decoder(pb.EvaluateRequest),
-            response_serializer=_serialize,
-        ),
+        # bytes in and out: the servicer parses what it must and serialises its replies
+        "Evaluate": grpc.unary_unary_rpc_method_handler(servicer.Evaluate),
+        "EvaluateStream": grpc.stream_stream_rpc_method_handler(servicer.EvaluateStream),
         "Showdown": unary(servicer.Showdown, pb.ShowdownRequest),
         "ShowdownBatch": unary(servicer.ShowdownBatch, pb.ShowdownBatchRequest),
         "Odds": unary(servicer.Odds, pb.OddsRequest),

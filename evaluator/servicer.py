@@ -1,9 +1,9 @@
 """The gRPC servicer: proto messages in, the pure ranking core, proto messages out.
 
 Every fault in a request is a `RequestError` (a ValueError naming the field and the
-hand) and leaves as INVALID_ARGUMENT. Replies to Evaluate are serialised by
-`evaluator.codec` from whole arrays, which is why the handlers are registered with a
-serializer that passes bytes through (see `evaluator.server`).
+hand) and leaves as INVALID_ARGUMENT. Evaluate and EvaluateStream take and give bytes
+(see `evaluator.server`): a request for one packed Guts hand is answered from its bytes,
+unparsed, and every reply is serialised by `evaluator.codec` from whole arrays.
 """
 
 from __future__ import annotations
@@ -98,6 +98,9 @@ def _decoded(request: T) -> T:
     if isinstance(request, Undecodable):
         raise RequestError(request.fault)
     return request
+
+
+_decode_evaluate = decoder(pb.EvaluateRequest)
 
 
 @dataclass(frozen=True)
@@ -357,28 +360,39 @@ def evaluate(request: pb.EvaluateRequest, data: bytes | None = None) -> bytes:
     return _encode_small(rules, cards, wild, valuation, describe)
 
 
-# the only fields a request for one packed Guts hand may set to take the short way
-_ONE_HAND_FIELDS = frozenset({"game", "packed_hands", "cards_per_hand", "omit_descriptions"})
-_GUTS_SIZES = {pb.GUTS_2: 2, pb.GUTS_3: 3}
+_GUTS_SIZES: dict[int, int] = {pb.GUTS_2: 2, pb.GUTS_3: 3}
+# A request for one packed Guts hand as protobuf writes it, field by field: `game`
+# (tag 0x08, one byte), `packed_hands` (0x1a, its length, the cards), then what may
+# follow the cards: `cards_per_hand` (0x20) if set, `omit_descriptions` (0x30) if true.
+# Whether the reply describes the hand, by what follows the cards, for each size.
+_ONE_HAND_ENDINGS = {
+    size: {b"": True, bytes([0x20, size]): True, b"\x30\x01": False,
+           bytes([0x20, size, 0x30, 0x01]): False}
+    for size in _GUTS_SIZES.values()
+}  # fmt: skip
 
 
-def _one_guts_hand(request: pb.EvaluateRequest, data: bytes) -> bytes | None:
-    """The reply to one packed Guts hand asking for the readable reply (the commonest
-    small call), from the lookup table and the reply cached for its strength; None for
-    any other request, and for a hand to refuse, which `evaluate` words."""
-    size = _GUTS_SIZES.get(request.game)
-    if size is None or len(data) != size or max(data) > 51:
+def _one_guts_hand(data: bytes) -> tuple[int, bytes] | None:
+    """The game of, and the reply to, a request for one packed Guts hand (the commonest
+    small call), read from the request's bytes without parsing them: the hand's strength
+    from the lookup table and the reply cached for it. None for any other request (other
+    fields, another order, a hand to refuse), which the general path parses and answers.
+    """
+    if len(data) < 6 or data[0] != 0x08 or data[2] != 0x1A:
         return None
-    if not _ONE_HAND_FIELDS.issuperset(field.name for field, _ in request.ListFields()):
+    game, size = data[1], data[3]
+    if _GUTS_SIZES.get(game) != size or len(data) < 4 + size:
         return None
-    if request.cards_per_hand not in (0, size):
+    describe = _ONE_HAND_ENDINGS[size].get(data[4 + size :])
+    cards = data[4 : 4 + size]
+    if describe is None or max(cards) > 51:
         return None
     table = guts_strength_list(size)
-    index = data[0] * 52 + data[1] if size == 2 else (data[0] * 52 + data[1]) * 52 + data[2]
-    strength = table[index]
+    first = cards[0] * 52 + cards[1]
+    strength = table[first if size == 2 else first * 52 + cards[2]]
     if not strength:  # a card twice
         return None
-    return GAMES[request.game].encoder.encode_one(strength, not request.omit_descriptions)
+    return game, GAMES[game].encoder.encode_one(strength, describe)
 
 
 def _encode_small(
@@ -511,17 +525,21 @@ class EvaluatorServicer:
         self._telemetry.fault(method)
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(fault))
 
-    def _evaluate(self, request: pb.EvaluateRequest, method: str) -> bytes:
-        """The serialised reply to one request."""
+    def _evaluate(self, message: bytes, method: str) -> bytes:
+        """The serialised reply to one serialised request."""
         started = time.perf_counter()
-        request = _decoded(request)
+        one = _one_guts_hand(message)
+        if one is not None:
+            self._telemetry.done(method, started, one[0], 1)
+            return one[1]
+        request = _decoded(_decode_evaluate(message))
         data = request.packed_hands
-        reply = _one_guts_hand(request, data) or evaluate(request, data)
+        reply = evaluate(request, data)
         self._telemetry.done(method, started, request.game, _hand_count(request, len(data)))
         return reply
 
     async def Evaluate(  # noqa: N802
-        self, request: pb.EvaluateRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> bytes:
         """Rank many hands at once."""
         try:
@@ -532,7 +550,7 @@ class EvaluatorServicer:
 
     async def EvaluateStream(  # noqa: N802
         self,
-        requests: AsyncIterator[pb.EvaluateRequest],
+        requests: AsyncIterator[bytes],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[bytes]:
         """One reply per request message, in order; a fault ends the stream after the

@@ -155,15 +155,45 @@ def test_one_guts_hand_answers_as_the_general_path(
         omit_descriptions=omit,
         cards_per_hand=per_hand,
     )
-    short = _one_guts_hand(request, request.packed_hands)
+    short = _one_guts_hand(request.SerializeToString())
     try:
         general = evaluate(request, request.packed_hands)
     except RequestError:
         assert short is None  # a refusal is worded by the general path
         return
-    assert short is None or short == general
+    assert short is None or short == (game[0], general)
     if len(set(cards)) == len(cards) == game[1] and max(cards) < 52 and per_hand in (0, game[1]):
-        assert short == general  # every valid single hand takes the short way
+        assert short == (game[0], general)  # every valid single hand takes the short way
+
+
+# cards, the tags that may follow them and their values, and a few other bytes
+_PIECES = st.lists(st.sampled_from([0, 1, 2, 3, 5, 9, 0x20, 0x30, 51, 52, 0x80]), max_size=8)
+
+
+@given(
+    st.binary(max_size=12)
+    | st.builds(
+        bytes.__add__,
+        st.sampled_from([b"\x08\x01\x1a\x02", b"\x08\x02\x1a\x03"]),
+        _PIECES.map(bytes),
+    )
+)
+def test_one_guts_hand_reads_no_bytes_the_parser_reads_otherwise(data: bytes) -> None:
+    """Whatever the bytes, the short way answers what the general path answers to the
+    message protobuf parses from them, or leaves them to it."""
+    from google.protobuf.message import DecodeError
+
+    from evaluator.servicer import RequestError, _one_guts_hand, evaluate
+
+    short = _one_guts_hand(data)
+    if short is None:
+        return
+    try:
+        request = pb.EvaluateRequest.FromString(data)
+        general = evaluate(request, request.packed_hands)
+    except (DecodeError, RequestError) as fault:
+        raise AssertionError(f"the short way answered {data!r}, which is refused") from fault
+    assert short == (request.game, general)
 
 
 def test_one_guts_hand_leaves_other_requests_to_the_general_path() -> None:
@@ -177,4 +207,7 @@ def test_one_guts_hand_leaves_other_requests_to_the_general_path() -> None:
         pb.EvaluateRequest(game=pb.PAIUTE, packed_hands=bytes([0, 5, 9, 13, 17]), wild_rank=2),
         pb.EvaluateRequest(game=pb.GUTS_3, packed_hands=hand * 2),
     ):
-        assert _one_guts_hand(request, request.packed_hands) is None
+        assert _one_guts_hand(request.SerializeToString()) is None
+    # the same fields in another order, or with a default written out, take the long way
+    assert _one_guts_hand(b"\x1a\x03\x00\x05\x09\x08\x02") is None
+    assert _one_guts_hand(b"\x08\x02\x1a\x03\x00\x05\x09\x30\x00") is None
