@@ -30,17 +30,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from api import jsonio
 from api.adapters.evaluator import EvaluatorClient
 from api.adapters.recall import OUTBOX_KEY
 from api.adapters.store import (
     PACKING_KEY,
     Commit,
+    HandRecord,
     MoveRead,
     TableRecord,
     TableStore,
     TransferExpired,
-    hand_key,
     idempotency_key,
 )
 from api.adapters.wallets import Cause, Transfer, table_outbox_key
@@ -491,11 +490,12 @@ class TableChanges:
         # seats that left with the deal this change ended left at that deal, not the next
         departed_at = stored[0]["hand_number"] if stored else state["hand_number"]
         history.note_departures(state, departed_at)
-        extra, finished = history.deal_history(record, state, stored, finished_deal)
+        extra, ended = history.deal_history(record, state, stored, finished_deal)
+        finished = None if ended is None else ended["hand_number"]
         deadline = self.schedule.next_deadline(state, now)
         commit = Commit(record, state, stored, extra=extra, deadline=deadline)
-        if finished is not None and finished_deal is not None:
-            self._deal_end_writes(commit, finished_deal, now)
+        if ended is not None and finished_deal is not None:
+            self._deal_end_writes(commit, ended, finished_deal, now)
         self.retention.writes(commit, state, stored, finished, now)
         commit.listing = lobby.entry_of(state, closing=commit.close is not None)
         if change.token_sets is not None:
@@ -505,19 +505,21 @@ class TableChanges:
         self.webhooks.writes(commit, record, state, stored, now)
         return commit, outcome
 
-    def _deal_end_writes(self, commit: Commit, deal: GutsDeal | PaiuteDeal, now: float) -> None:
-        """What a commit ending `deal` writes besides its history: the deal's end, which
-        lists the table for the packer (`api.service.packing`), and the deal's copies for
-        its players' recall. Nothing is read first; on a cluster, whose sets sit on other
-        slots than the table, one round trip points the packer (and the recall's
-        sweeper, if the deal has players to note it for) at the table first."""
+    def _deal_end_writes(
+        self, commit: Commit, ended: HandRecord, deal: GutsDeal | PaiuteDeal, now: float
+    ) -> None:
+        """What a commit ending `deal` (its history `ended`) writes besides that history:
+        the deal's end, which lists the table for the packer (`api.service.packing`), and
+        the deal's copies for its players' recall. Nothing is read first; on a cluster,
+        whose sets sit on other slots than the table, one round trip points the packer
+        (and the recall's sweeper, if the deal has players to note it for) at the table
+        first."""
         record = commit.record
         finished = deal["number"]
         recall = self.recall if commit.state.get("accounts") else None
         due = now + RELAY_SECONDS
         if recall is not None:
-            value, _ = commit.extra[hand_key(record.table_id, finished)]
-            recall.writes(commit, jsonio.loads(value), deal, due)
+            recall.writes(commit, ended, deal, due)
         commit.ended = (finished, now)
         if self.store.cluster:
             pointers = [(PACKING_KEY, record.table_id, now + POINT_AHEAD)]

@@ -75,8 +75,9 @@ def deal_history(
     state: TableState,
     stored: list[Event],
     deal: GutsDeal | PaiuteDeal | None,
-) -> tuple[dict[str, tuple[str, int]], int | None]:
-    """The hand history of a deal that this change finished, if any, and its number.
+) -> tuple[dict[str, tuple[str, int]], HandRecord | None]:
+    """The hand history of a deal that this change finished, if any: what the commit
+    writes (the history's JSON under its key) and the history itself.
 
     A deal's history runs from the first event of the change that opened it (an
     abandoned game's split and departures, the new game) to the last event of the
@@ -105,7 +106,7 @@ def deal_history(
     )
     history = _history_record(record.table_id, state, deal, first_event, stored[boundary - 1])
     extra = {hand_key(record.table_id, deal["number"]): (jsonio.dumps(history), 0)}
-    return extra, deal["number"]
+    return extra, history
 
 
 def _history_record(
