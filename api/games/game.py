@@ -194,8 +194,12 @@ class Game(Protocol):
         """Keep the seat's turn open `seconds` more: its call could not be ranked."""
         ...
 
-    def on_deadline(self, state: TableState, now: float, deck: Deck) -> Moved:
-        """Apply what a passed deadline decides (nothing before it)."""
+    def on_deadline(
+        self, state: TableState, now: float, deck: Deck, in_place: bool = False
+    ) -> Moved:
+        """Apply what a passed deadline decides (nothing before it); `in_place`: in
+        `state` itself, which the caller owns (a state a transition just returned), not
+        in a copy."""
         ...
 
     def hand_rules(self, state: TableState) -> HandRules:
@@ -210,8 +214,11 @@ class Game(Protocol):
         """Raise RuleError unless a showdown is pending and `ranks` covers its hands."""
         ...
 
-    def settle(self, state: TableState, ranks: Mapping[str, Ranked], now: float) -> Moved:
-        """Finish the pending showdown with the evaluator's ranks."""
+    def settle(
+        self, state: TableState, ranks: Mapping[str, Ranked], now: float, in_place: bool = False
+    ) -> Moved:
+        """Finish the pending showdown with the evaluator's ranks (`in_place`: as
+        `on_deadline`)."""
         ...
 
     def next_deadline(self, state: TableState) -> float | None:
@@ -242,8 +249,8 @@ class Rules(Generic[T]):
     start: Callable[[T, int, float, Deck], Transition[T]]
     verify_rebuy: Callable[[T, int, int, float], None]
     rebuy: Callable[[T, int, int, float], Transition[T]]
-    on_deadline: Callable[[T, float, Deck], Transition[T]]
-    settle: Callable[[T, Mapping[str, Ranked], float], Transition[T]]
+    on_deadline: Callable[[T, float, Deck, bool], Transition[T]]
+    settle: Callable[[T, Mapping[str, Ranked], float, bool], Transition[T]]
     view: Callable[[T, int | None], TableView]
 
 
@@ -295,13 +302,19 @@ class TableGame(Generic[T]):
         """Cash a seat out now, or when the deal it plays in ends."""
         return moved(self.rules.leave(self.own(state), seat, now))
 
-    def on_deadline(self, state: TableState, now: float, deck: Deck) -> Moved:
-        """Apply what a passed deadline decides (nothing before it)."""
-        return moved(self.rules.on_deadline(self.own(state), now, deck))
+    def on_deadline(
+        self, state: TableState, now: float, deck: Deck, in_place: bool = False
+    ) -> Moved:
+        """Apply what a passed deadline decides (nothing before it); `in_place`: in
+        `state` itself, which the caller owns, not in a copy."""
+        return moved(self.rules.on_deadline(self.own(state), now, deck, in_place))
 
-    def settle(self, state: TableState, ranks: Mapping[str, Ranked], now: float) -> Moved:
-        """Finish the pending showdown with the evaluator's ranks."""
-        return moved(self.rules.settle(self.own(state), ranks, now))
+    def settle(
+        self, state: TableState, ranks: Mapping[str, Ranked], now: float, in_place: bool = False
+    ) -> Moved:
+        """Finish the pending showdown with the evaluator's ranks (`in_place`: as
+        `on_deadline`)."""
+        return moved(self.rules.settle(self.own(state), ranks, now, in_place))
 
     def view(self, state: TableState, seat: int | None = None) -> TableView:
         """The table as `seat` (None: a spectator) may see it."""

@@ -467,12 +467,17 @@ def _advance_turn(state: GutsTable, now: float, events: list[Event]) -> None:
     )
 
 
-def on_deadline(state: GutsTable, now: float, deck: Deck | None = None) -> Transition[GutsTable]:
-    """Apply what the passed deadline decides: late declarers are out, or the next deal."""
+def on_deadline(
+    state: GutsTable, now: float, deck: Deck | None = None, in_place: bool = False
+) -> Transition[GutsTable]:
+    """Apply what the passed deadline decides: late declarers are out, or the next deal.
+
+    `in_place`: change `state` itself (the caller's own, as a transition just returned
+    it) rather than a copy."""
     deadline = state["deadline"]
     if deadline is None or now < deadline:
-        return copy_state(state), []
-    new = copy_state(state)
+        return (state if in_place else copy_state(state)), []
+    new = state if in_place else copy_state(state)
     events: list[Event] = []
     if new["phase"] == DECLARING:
         _time_out(new, now, events)
@@ -541,10 +546,13 @@ def _enter_showdown(state: GutsTable, seats: list[int], reason: str, events: lis
 verify_settle = table.verify_settle
 
 
-def settle(state: GutsTable, ranks: Mapping[str, Ranked], now: float) -> Transition[GutsTable]:
-    """Finish a showdown with the evaluator's ranks: show hands, move chips, end the deal."""
+def settle(
+    state: GutsTable, ranks: Mapping[str, Ranked], now: float, in_place: bool = False
+) -> Transition[GutsTable]:
+    """Finish a showdown with the evaluator's ranks: show hands, move chips, end the deal
+    (`in_place`: in `state` itself, as `on_deadline`)."""
     verify_settle(state, ranks, now)
-    new = copy_state(state)
+    new = state if in_place else copy_state(state)
     events: list[Event] = []
     deal = table.deal_of(new)
     needed = deal["ranking_needed"] or {}

@@ -96,9 +96,10 @@ _OWN_LIMITS: dict[str, tuple[int, int]] = {
 }
 
 
-def _changed(state: PaiuteTable, change: Change) -> Transition[PaiuteTable]:
-    """Apply `change` to a deep copy of the state, collecting the events it appends."""
-    new = copy_state(state)
+def _changed(state: PaiuteTable, change: Change, in_place: bool = False) -> Transition[PaiuteTable]:
+    """Apply `change` to a deep copy of the state (`in_place`: to the state itself),
+    collecting the events it appends."""
+    new = state if in_place else copy_state(state)
     events: list[Event] = []
     change(new, events)
     return new, events
@@ -780,16 +781,19 @@ def _enter_showdown(state: PaiuteTable, events: list[Event]) -> None:
 
 
 def on_deadline(
-    state: PaiuteTable, now: float, deck: Deck | None = None
+    state: PaiuteTable, now: float, deck: Deck | None = None, in_place: bool = False
 ) -> Transition[PaiuteTable]:
-    """Apply what the passed deadline decides: play a late turn, or deal the next hand."""
+    """Apply what the passed deadline decides: play a late turn, or deal the next hand.
+
+    `in_place`: change `state` itself (the caller's own, as a transition just returned
+    it) rather than a copy."""
     due = state["deadline"] is not None and now >= state["deadline"]
     if due and state["phase"] in (PLAYING, LAST_TURNS):
-        return _changed(state, lambda new, events: _time_out(new, now, events))
+        return _changed(state, lambda new, events: _time_out(new, now, events), in_place)
     if due and state["phase"] == BETWEEN_DEALS:
         fresh = verify_deck(deck)
-        return _changed(state, lambda new, events: _begin_deal(new, now, fresh, events))
-    return copy_state(state), []
+        return _changed(state, lambda new, events: _begin_deal(new, now, fresh, events), in_place)
+    return (state if in_place else copy_state(state)), []
 
 
 def _time_out(state: PaiuteTable, now: float, events: list[Event]) -> None:
@@ -808,10 +812,13 @@ def _time_out(state: PaiuteTable, now: float, events: list[Event]) -> None:
 verify_settle = table.verify_settle
 
 
-def settle(state: PaiuteTable, ranks: Mapping[str, Ranked], now: float) -> Transition[PaiuteTable]:
-    """Finish a showdown with the evaluator's ranks: the best laid-down hand takes the pot."""
+def settle(
+    state: PaiuteTable, ranks: Mapping[str, Ranked], now: float, in_place: bool = False
+) -> Transition[PaiuteTable]:
+    """Finish a showdown with the evaluator's ranks: the best laid-down hand takes the pot
+    (`in_place`: in `state` itself, as `on_deadline`)."""
     verify_settle(state, ranks, now)
-    return _changed(state, lambda new, events: _award(new, ranks, now, events))
+    return _changed(state, lambda new, events: _award(new, ranks, now, events), in_place)
 
 
 def _award(

@@ -387,8 +387,8 @@ class TableChanges:
             raise TypeError("only a change that makes its table has no move")
 
         def compute() -> tuple[TableState, list[Event], Finished]:
-            state, events = self._settle(*move(record.state))
-            return self._due_at_once(state, events)
+            state, events = self._settle(*move(record.state), record.state)
+            return self._due_at_once(state, events, record.state)
 
         return self._refused(change, remember_key, compute)
 
@@ -411,8 +411,10 @@ class TableChanges:
                 self.replays.remember(remember_key, change.idempotency, error_outcome(failure))
             raise failure from None
 
-    def _settle(self, state: TableState, events: list[Event]) -> Changed:
-        """Rank the hands a showdown needs and settle it, in the same change.
+    def _settle(self, state: TableState, events: list[Event], original: TableState) -> Changed:
+        """Rank the hands a showdown needs and settle it, in the same change: in `state`
+        itself unless it is the `original` that the change began from (the record's, which
+        must stay as it was), since the move made it for this change alone.
 
         When the evaluator cannot answer, a change that did something (the move that
         led to the showdown) is kept with the showdown unsettled: the table waits in
@@ -434,11 +436,11 @@ class TableChanges:
                 extra={"table": state["table_id"], "detail": error.detail},
             )
             return state, events
-        settled = game.settle(state, ranks, self.clock())
+        settled = game.settle(state, ranks, self.clock(), state is not original)
         return settled.state, events + settled.events
 
     def _due_at_once(
-        self, state: TableState, events: list[Event]
+        self, state: TableState, events: list[Event], original: TableState
     ) -> tuple[TableState, list[Event], Finished]:
         """Apply the game's deadline in the same change when the change left it passed
         already: the next deal after a deal that ended with `deal_pause_seconds` 0 is
@@ -446,7 +448,7 @@ class TableChanges:
         read and commit and without its tick's wait.
 
         Also the record of the deal this change finished (None: none), taken before a
-        next deal replaces it in the state."""
+        next deal replaces it in the state. `original`: as in `_settle`."""
         game = game_of(state)
         finished = game.finished_deal(state)
         if not events:
@@ -455,10 +457,10 @@ class TableChanges:
         due = game.next_deadline(state)
         if due is None or due > now or game.ranking_request(state) is not None:
             return state, events, finished
-        dealt = game.on_deadline(state, now, self.deck_source())
+        dealt = game.on_deadline(state, now, self.deck_source(), state is not original)
         if not dealt.events:
             return state, events, finished
-        after, events = self._settle(dealt.state, events + dealt.events)
+        after, events = self._settle(dealt.state, events + dealt.events, original)
         return after, events, finished
 
     # ------------------------------------------------------------ what a commit writes

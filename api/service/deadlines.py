@@ -41,16 +41,18 @@ class Deadlines:
         retention = changes.retention
         now = changes.clock()
 
-        def move(state: TableState) -> Changed:
+        def move(original: TableState) -> Changed:
             # reality checks and session limits first: a seat whose time is up deals no more
-            state, events = sessions.apply_due(state, now)
+            state, events = sessions.apply_due(original, now)
             if retention.is_closing(state, now):
                 # cash out before the game goes on: no new deal starts for a closing table
                 state, closing = retention.close_idle(state, now)
                 events += closing
                 if state.get("closed_at") is not None:
                     return state, events
-            dealt = game_of(state).on_deadline(state, now, changes.deck_source())
+            # a state made above is this change's own: the deadline changes it in place
+            deck = changes.deck_source()
+            dealt = game_of(state).on_deadline(state, now, deck, state is not original)
             return dealt.state, events + dealt.events
 
         def respond(state: TableState, events: list[Event]) -> Outcome:

@@ -285,6 +285,26 @@ def test_a_player_seated_mid_game_waits_for_the_next_game() -> None:
     assert state["seats"]["4"]["status"] == "playing"
 
 
+def test_settle_and_the_next_deal_in_place_change_only_the_state_given() -> None:
+    """In place, a settle and the next deal make what they make of a copy, change the
+    state given rather than a copy, and leave the finished deal's record as it was."""
+    state, _ = declare_all(started(3), {2: "in", 3: "in", 1: "out"})
+    showdown = copy.deepcopy(state)
+    settled, events = guts.settle(state, ranks({"2": 9, "3": 1}), T0 + 2)
+    assert state == showdown
+    mine = copy.deepcopy(showdown)
+    same, same_events = guts.settle(mine, ranks({"2": 9, "3": 1}), T0 + 2, True)
+    assert same is mine
+    assert (same, same_events) == (settled, events)
+    finished = guts.finished_deal(settled)
+    kept = copy.deepcopy(finished)
+    dealt, events = guts.on_deadline(settled, T0 + 10, make_deck(1))
+    again, again_events = guts.on_deadline(same, T0 + 10, make_deck(1), True)
+    assert again is same
+    assert (again, again_events) == (dealt, events)
+    assert finished == kept
+
+
 # --------------------------------------------------------------------------- leave
 
 

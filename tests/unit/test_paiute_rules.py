@@ -804,6 +804,28 @@ def test_a_timed_out_last_turn_lays_nothing_down() -> None:
     assert paiute.ranking_request(state) == {"2": ["Ah", "Ad", "Ac", "Kh", "Kd"]}
 
 
+def test_settle_and_the_next_deal_in_place_change_only_the_state_given() -> None:
+    """In place, a settle and the next deal make what they make of a copy, change the
+    state given rather than a copy, and leave the finished deal's record as it was."""
+    state, _ = paiute.draw(started(), 2, "stock", T0 + 1)
+    state, _ = paiute.call(state, 2, HAND_2, "6c", PAIRS, T0 + 2)
+    state = play(play(state, 3), 1)
+    showdown = json.loads(json.dumps(state))
+    settled, events = paiute.settle(state, {"2": PAIRS}, T0 + 3)
+    assert state == showdown
+    mine = json.loads(json.dumps(showdown))
+    same, same_events = paiute.settle(mine, {"2": PAIRS}, T0 + 3, True)
+    assert same is mine
+    assert (same, same_events) == (settled, events)
+    finished = paiute.finished_deal(settled)
+    kept = json.loads(json.dumps(finished))
+    dealt, events = paiute.on_deadline(settled, T0 + 6, make_deck(2))
+    again, again_events = paiute.on_deadline(same, T0 + 6, make_deck(2), True)
+    assert again is same
+    assert (again, again_events) == (dealt, events)
+    assert finished == kept
+
+
 def test_the_pause_between_deals_starts_the_next_deal() -> None:
     state, _ = paiute.draw(started(), 2, "stock", T0 + 1)
     state, _ = paiute.call(state, 2, HAND_2, "6c", PAIRS, T0 + 2)
