@@ -42,7 +42,8 @@ from api.games.state import (
 
 # a table of either game, given and returned as that game's
 T = TypeVar("T", GutsTable, PaiuteTable)
-# what a move returns: the new state (a copy) and the events it made
+# what a move returns: the new state (a copy; the state given itself where a caller that
+# owns it asks for the change in place, as `settle` and `on_deadline` allow) and its events
 Transition: TypeAlias = tuple[T, list[Event]]
 
 # The phases both games have; each game adds the phases of its deals.
