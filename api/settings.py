@@ -25,6 +25,12 @@ def _number(env: Mapping[str, str], name: str, default: float, low: float, high:
     return value
 
 
+def host_copies(env: Mapping[str, str]) -> int:
+    """`HOST_COPIES`: how many tables' last commits a gunicorn master keeps for its
+    workers to share, 0 to 65,536 (16 KiB each)."""
+    return int(_number(env, "HOST_COPIES", Settings.host_copies, 0, 65_536))
+
+
 def _renamed(env: Mapping[str, str], name: str, former: str, default: float) -> float:
     """A count from 0 to 10^6 read from `name`, or from its former name when only that is set."""
     chosen = name if env.get(name) or not env.get(former) else former
@@ -161,6 +167,9 @@ class Settings:
     closed_record_seconds: int = 30 * 86_400
     # Moves on the last warm_tables tables a process changed skip the read (api.adapters.warm).
     warm_tables: int = 1000
+    # Copies of the last commits, in memory a host's gunicorn workers share: a move on a
+    # table another worker committed last skips the read (api.adapters.host_commits).
+    host_copies: int = 4096
     # A gevent worker sends the Redis commands its requests make meanwhile as one batch
     # while another batch is on the wire (api.adapters.batching).
     redis_batch: bool = True
@@ -314,6 +323,7 @@ def _tables(env: Mapping[str, str]) -> dict[str, Any]:
             _number(env, "CLOSED_RECORD_SECONDS", Settings.closed_record_seconds, 60, 365 * 86_400)
         ),
         "warm_tables": int(_number(env, "WARM_TABLES", Settings.warm_tables, 0, 10**6)),
+        "host_copies": host_copies(env),
         "redis_batch": _flag(env, "REDIS_BATCH", Settings.redis_batch),
     }
 

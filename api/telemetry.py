@@ -83,6 +83,14 @@ WARM_MOVES = Counter(
     ["result"],
     registry=REGISTRY,
 )
+HOST_COPIES = Counter(
+    "cardroom_host_copies",
+    "Changes of a table another worker of the host committed last (api.adapters.host_commits),"
+    " by result: used (computed from the copy that worker left in the host's memory), missing"
+    " (the host held no copy of that commit: the table was read from Redis).",
+    ["result"],
+    registry=REGISTRY,
+)
 REDIS_BATCHES = Histogram(
     "cardroom_redis_batch_requests",
     "Requests whose Redis commands went to Redis together, per batch a gevent worker"

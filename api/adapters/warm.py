@@ -13,8 +13,10 @@ another state.
 
 Before a move is computed from a copy, the host's note of each table's last commit
 (`api.adapters.host_commits`, memory gunicorn's workers share) is read: when another
-worker of the host committed the table since, the copy is dropped and the table read,
-instead of computing a move the compare-and-set would refuse.
+worker of the host committed the table since, the move is computed from the copy that
+worker left in the host's memory, or, when the host holds none of that version, the copy
+is dropped and the table read, instead of computing a move the compare-and-set would
+refuse.
 
 A seat token is taken as its holder's only if this process has seen its entry;
 the state's own check that the holder still sits in that seat runs as on a read.
@@ -27,6 +29,7 @@ most of a worker's tracked objects, and every full garbage collection walked the
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -43,6 +46,12 @@ from api.adapters.store import (
     deadline_field,
     token_digest,
 )
+from api.telemetry import HOST_COPIES
+
+# a packed Committed's head: version, seq, first event and hand, the lengths of the
+# scheduled deadline (_NONE: None) and of the stamp, which follow, then the state
+_PACKED = struct.Struct("<qqqqHH")
+_NONE = 0xFFFF
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,35 @@ class Committed:
             record.scheduled,
             record.stamp,
         )
+
+    def pack(self) -> bytes:
+        """The record as bytes another process of the host reads back (`unpack`)."""
+        scheduled = None if self.scheduled is None else self.scheduled.encode()
+        stamp = self.stamp.encode()
+        head = _PACKED.pack(
+            self.version,
+            self.seq,
+            self.first_event,
+            self.first_hand,
+            _NONE if scheduled is None else len(scheduled),
+            len(stamp),
+        )
+        return b"".join((head, scheduled or b"", stamp, self.state))
+
+    @classmethod
+    def unpack(cls, table_id: str, data: bytes) -> Committed:
+        """The record `pack` made of the table `table_id`."""
+        version, seq, first_event, first_hand, scheduled_length, stamp_length = _PACKED.unpack_from(
+            data
+        )
+        at = _PACKED.size
+        scheduled = None
+        if scheduled_length != _NONE:
+            scheduled = data[at : at + scheduled_length].decode()
+            at += scheduled_length
+        stamp = data[at : at + stamp_length].decode()
+        at += stamp_length
+        return cls(table_id, data[at:], version, seq, first_event, first_hand, scheduled, stamp)
 
     def record(self) -> TableRecord:
         """The record, with a state of its own."""
@@ -110,6 +148,11 @@ class WarmTables:
         self, table_id: str, digest: str | None
     ) -> tuple[TableRecord, TokenEntry | None] | None:
         """The record and the token's entry, if both are known; None otherwise."""
+        held = self.held(table_id, digest)
+        return None if held is None else (held[0].record(), held[1])
+
+    def held(self, table_id: str, digest: str | None) -> tuple[Committed, TokenEntry | None] | None:
+        """As `get`, the record's state still encoded."""
         with self._lock:
             warm = self._tables.get(table_id)
             if (
@@ -121,7 +164,7 @@ class WarmTables:
             self._tables.move_to_end(table_id)
             held = warm.committed
             player = None if digest is None else warm.players[digest]
-        return held.record(), player
+        return held, player
 
     def put(
         self,
@@ -129,13 +172,14 @@ class WarmTables:
         seen: Mapping[str, TokenEntry],
         departed: Iterable[str],
         encoded: bytes | None = None,
-    ) -> None:
-        """Remember `record` as committed, with token entries `seen`, minus departed players.
+    ) -> Committed | None:
+        """Remember `record` as committed, with token entries `seen`, minus departed
+        players; what is kept of it (None: nothing, with no room or a later one kept).
 
         `encoded` is its state as the commit wrote it; without it, the state is encoded.
         """
         if self.capacity <= 0:
-            return
+            return None
         gone = {str(player) for player in departed}
         state = jsonio.dumps_bytes(record.state) if encoded is None else encoded
         held = WarmTable(Committed.of(record, state))
@@ -146,7 +190,7 @@ class WarmTables:
                 and before.committed is not None
                 and before.committed.version >= record.version
             ):
-                return  # a later commit of this process got here first
+                return None  # a later commit of this process got here first
             players = {} if before is None else before.players
             if seen or gone:
                 players = {
@@ -159,6 +203,7 @@ class WarmTables:
             self._tables.move_to_end(record.table_id)
             while len(self._tables) > self.capacity:
                 self._tables.popitem(last=False)
+        return held.committed
 
     def forget(self, table_id: str) -> None:
         """Drop a table's record: the next move on it reads it first. The token entries
@@ -173,6 +218,7 @@ class WarmTables:
         return len(self._tables)
 
 
+_HOST_USED, _HOST_MISSING = (HOST_COPIES.labels(result) for result in ("used", "missing"))
 # a table whose deadline is this close is not kept warm: a clock, likely another
 # process's, changes it next, and a guess would be wasted work
 WARM_DUE_MARGIN = 1.0
@@ -204,15 +250,32 @@ class TableReader:
         not known: the commit checks that it is absent).
         """
         digest = None if token is None else token_digest(token)
-        held = self.warm.get(table_id, digest) if copy else None
-        commits = self.commits
-        if held is not None and commits is not None and commits.newer(table_id, held[0].version):
-            self.warm.forget(table_id)  # another worker changed it since
-            held = None
+        held = self.warm.held(table_id, digest) if copy else None
         if held is not None:
-            return MoveRead(*held), False
+            committed, player = held
+            latest = self._latest(table_id, committed)
+            if latest is not None:
+                return MoveRead(latest.record(), player), False
         read = self.store.read(table_id, token, replay_key, all_players=self.warm.capacity > 0)
         return read, True
+
+    def _latest(self, table_id: str, committed: Committed) -> Committed | None:
+        """This process's copy of the table, or the later one another worker of the host
+        left (`api.adapters.host_commits`); None, the copy forgotten, when another worker
+        committed it since and the host holds no copy of that commit."""
+        commits = self.commits
+        if commits is None:
+            return committed
+        latest = commits.latest(table_id)
+        if latest <= committed.version:
+            return committed
+        data = commits.copy_of(table_id, latest)
+        if data is None:
+            self.warm.forget(table_id)
+            _HOST_MISSING.inc()
+            return None
+        _HOST_USED.inc()
+        return Committed.unpack(table_id, data)
 
     def forget(self, table_id: str) -> None:
         """The next change of the table reads it from Redis."""
@@ -226,10 +289,11 @@ class TableReader:
         changed next by a clock.
         """
         record = change.record
-        if self.commits is not None and self.warm.capacity > 0:
-            self.commits.committed(record.table_id, record.version + 1)
+        commits = self.commits if self.warm.capacity > 0 else None
         due_soon = change.deadline is not None and change.deadline - now < WARM_DUE_MARGIN
         if change.trim is not None or change.close is not None or due_soon:
+            if commits is not None:
+                commits.committed(record.table_id, record.version + 1)
             self.warm.forget(record.table_id)
             return
         committed = TableRecord(
@@ -248,4 +312,7 @@ class TableReader:
             if not name.startswith("player:"):
                 seen[name] = jsonio.loads(value)
         departed = [name.split(":", 1)[1] for name in change.token_deletes]
-        self.warm.put(committed, seen, departed, change.state_bytes)
+        held = self.warm.put(committed, seen, departed, change.state_bytes)
+        if commits is not None:
+            copy = None if held is None else held.pack()
+            commits.committed(record.table_id, committed.version, copy)

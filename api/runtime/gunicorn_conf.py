@@ -71,13 +71,20 @@ def post_fork(server: object, worker: object) -> None:
 
 
 def on_starting(server: Any) -> None:
-    """Make the memory the workers share (each table's last commit, a hint for their warm
-    copies: api.adapters.host_commits) before they are forked. Stop at once, in one line,
+    """Make the memory the workers share (each table's last commit and a copy of it, for
+    their warm copies: api.adapters.host_commits) before they are forked; a bad
+    HOST_COPIES stops it in one line. Stop at once, in one line,
     when the address is taken: each worker would bind it beside another server
     (`reuse_port`) or fail and be started again every 5 s, without end."""
     from api.adapters import host_commits  # the standard library only: safe before the patch
+    from api.settings import host_copies
 
-    host_commits.SHARED = host_commits.HostCommits.create()
+    try:
+        copies = host_copies(os.environ)
+    except ValueError as error:
+        server.log.error("the gateway cannot start: %s", error)
+        sys.exit(1)
+    host_commits.SHARED = host_commits.HostCommits.create(copies=copies)
     # a master re-executed by USR2, or given its sockets by systemd, binds nothing itself
     inherited = server.master_pid or os.environ.get("LISTEN_FDS")
     addresses = [] if inherited else server.cfg.address

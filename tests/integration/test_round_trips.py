@@ -113,12 +113,56 @@ def test_a_warm_copy_another_host_changed_is_refused_and_read_again(
     assert trips == [["EVALSHA"], ["HMGET", "HGETALL"], ["EVALSHA"]]
 
 
-def test_a_warm_copy_another_worker_of_the_host_changed_is_not_computed_from(
+def test_a_move_on_a_table_another_worker_of_the_host_changed_takes_that_workers_copy(
     two_workers: tuple[Gateway, Gateway, Wire],
 ) -> None:
-    """A worker of the same host noted its commit: the stale copy is not used, and the
-    move is read and committed once."""
-    assert _settled_after_another(*two_workers) == [["HMGET", "HGETALL"], ["EVALSHA"]]
+    """A worker of the same host noted its commit and left a copy of it: the stale copy
+    is not used, the move is computed from the other worker's and committed at once."""
+    assert _settled_after_another(*two_workers) == [["EVALSHA"]]
+
+
+@pytest.fixture
+def two_workers_without_copies(
+    redis_url: str, evaluator_address: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Gateway, Gateway, Wire]]:
+    """Two workers of a host whose master keeps no copies (HOST_COPIES=0), only versions."""
+    monkeypatch.setattr(host_commits, "SHARED", host_commits.HostCommits.create(copies=0))
+    yield from _two_gateways(redis_url, evaluator_address)
+
+
+def test_without_a_copy_a_table_another_worker_of_the_host_changed_is_read(
+    two_workers_without_copies: tuple[Gateway, Gateway, Wire],
+) -> None:
+    """Only the version noted: the stale copy is not used, and the move is read and
+    committed once."""
+    trips = _settled_after_another(*two_workers_without_copies)
+    assert trips == [["HMGET", "HGETALL"], ["EVALSHA"]]
+
+
+def test_workers_taking_turns_at_a_table_never_read_it(
+    two_workers: tuple[Gateway, Gateway, Wire],
+) -> None:
+    """Moves that alternate between two workers of a host over whole deals (the next
+    deal dealt at once), each computed from the other's copy: one round trip a move,
+    and every move's version follows the last one's."""
+    first, second, wire = two_workers
+    table_id = first.create(turn_seconds=60, deal_pause_seconds=0)
+    players = [first.sit(table_id, f"p{i}") for i in range(3)]
+    response = first.act(table_id, players[0], action="start")
+    assert response.status_code == 200, response.get_json()
+    version = int(response.headers["ETag"].strip('"'))
+    for move in range(9):  # three deals
+        gateway = (second, first)[move % 2]
+        wire.take()
+        response = gateway.act(table_id, players[move % 3], action="declare", choice="in")
+        assert response.status_code == 200, response.get_json()
+        version += 1
+        assert response.headers["ETag"] == f'"{version}"'
+        if gateway is first:
+            assert wire.take() == [["EVALSHA"]]
+    table = first.table(table_id)
+    assert table["hand_number"] == 4
+    assert table == second.table(table_id)
 
 
 def keyed_move(gateway: Gateway, table_id: str, player: Player, key: str, **action: Any) -> Any:

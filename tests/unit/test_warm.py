@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from api.adapters.store import TableRecord
-from api.adapters.warm import WarmTables
+from api.adapters.warm import Committed, WarmTables
 from tests.support.games import stored_state
 
 
@@ -98,3 +98,10 @@ def test_the_state_is_kept_as_the_bytes_the_commit_wrote() -> None:
     committed = warm._tables["t"].committed
     assert committed is not None
     assert committed.state is written  # held as given, not encoded again
+
+
+def test_a_commit_packed_for_the_hosts_other_workers_unpacks_as_it_was() -> None:
+    for scheduled in (None, "", "1796495899.9"):
+        for stamp in ("", "s-é-7"):
+            committed = Committed("t", b'{"version":9}', 9, 41, 3, 2, scheduled, stamp)
+            assert Committed.unpack("t", committed.pack()) == committed
