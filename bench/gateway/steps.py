@@ -63,7 +63,10 @@ STEPS: dict[str, tuple[str, ...]] = {
     OUTER: (),
     "body: decoded and validated (memoised)": ("http.moves:parse_json_body",),
     "service: token, events, history, the commit's record": ("service.tables:TableService.act",),
-    "warm state: the committed bytes decoded": ("adapters.warm:WarmTables.get",),
+    "warm state: the committed bytes decoded": (
+        "adapters.warm:Committed.record",
+        "adapters.warm:WarmTables.get",
+    ),
     "rules: the declare": ("games.guts:declare",),
     "view: the table as the seat sees it": ("service.queries:TableQueries.present",),
     "commit: state and events encoded": ("adapters.store:TableStore.commit",),
