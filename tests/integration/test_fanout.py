@@ -189,10 +189,7 @@ def _read_until(streams: list[socket.socket], marker: bytes, seconds: float) -> 
     return received
 
 
-# a gthread worker sees its clients gone only at its next keep-alive: a slow test
-@pytest.mark.parametrize(
-    "worker_class", ["gevent", pytest.param("gthread", marks=pytest.mark.slow)]
-)
+@pytest.mark.parametrize("worker_class", ["gevent", "gthread"])
 def test_event_streams_of_a_gunicorn_gateway_hold_a_read_per_worker(
     redis_url: str, evaluator_address: str, tmp_path: Path, worker_class: str
 ) -> None:
