@@ -79,10 +79,6 @@ class HostCommits:
         if held != key or known < version:
             _SLOT.pack_into(self._memory, offset, key, version)
 
-    def newer(self, table_id: str, version: int) -> bool:
-        """Whether a version of the table later than `version` was noted."""
-        return self.latest(table_id) > version
-
     def latest(self, table_id: str) -> int:
         """The latest version of the table noted (0: none)."""
         key, offset = self._place(table_id)

@@ -18,27 +18,27 @@ from api.adapters.host_commits import HostCommits
 
 def test_only_a_later_version_noted_is_newer() -> None:
     commits = HostCommits.create()
-    assert not commits.newer("t1", 1)  # nothing noted
+    assert commits.latest("t1") <= 1  # nothing noted
     commits.committed("t1", 5)
-    assert commits.newer("t1", 4)
-    assert not commits.newer("t1", 5)
-    assert not commits.newer("t1", 6)
-    assert not commits.newer("t2", 1)
+    assert commits.latest("t1") > 4
+    assert commits.latest("t1") <= 5
+    assert commits.latest("t1") <= 6
+    assert commits.latest("t2") <= 1
 
 
 def test_an_earlier_commit_noted_late_does_not_hide_a_later_one() -> None:
     commits = HostCommits.create()
     commits.committed("t1", 7)
     commits.committed("t1", 6)  # a slower worker's earlier commit
-    assert commits.newer("t1", 6)
+    assert commits.latest("t1") > 6
 
 
 def test_tables_sharing_a_slot_take_turns_without_a_false_hint() -> None:
     commits = HostCommits.create(slots=1)
     commits.committed("t1", 9)
     commits.committed("t2", 2)  # t1's note is gone: no hint for t1, never a wrong one
-    assert not commits.newer("t1", 3)
-    assert commits.newer("t2", 1)
+    assert commits.latest("t1") <= 3
+    assert commits.latest("t2") > 1
 
 
 def test_a_copy_is_handed_out_for_its_table_and_version_only() -> None:
@@ -65,7 +65,7 @@ def test_a_copy_too_large_is_not_kept_but_its_version_is_noted() -> None:
 def test_without_copies_only_versions_are_noted() -> None:
     commits = HostCommits.create(copies=0)
     commits.committed("t1", 3, b"a copy")
-    assert commits.newer("t1", 2)
+    assert commits.latest("t1") > 2
     assert commits.copy_of("t1", 3) is None
 
 
@@ -124,7 +124,7 @@ def test_a_child_forked_after_it_was_made_shares_it() -> None:
     child.start()
     child.join(30)
     assert child.exitcode == 0
-    assert commits.newer("shared", 2)
+    assert commits.latest("shared") > 2
     assert commits.copy_of("shared", 3) == b"the child's commit"
 
 
