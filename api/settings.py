@@ -169,7 +169,8 @@ class Settings:
     warm_tables: int = 1000
     # Copies of the last commits, in memory a host's gunicorn workers share: a move on a
     # table another worker committed last skips the read (api.adapters.host_commits).
-    host_copies: int = 4096
+    # Off by default: with two gateways on one Redis a game can stall (docs/configuration.md).
+    host_copies: int = 0
     # A gevent worker sends the Redis commands its requests make meanwhile as one batch
     # while another batch is on the wire (api.adapters.batching).
     redis_batch: bool = True

@@ -27,6 +27,7 @@ def test_moves_on_fresh_connections_take_the_copy_the_other_worker_left(
         tmp_path / "gunicorn.log",
         workers=2,
         CLOCK="false",
+        HOST_COPIES="4096",
         PROMETHEUS_MULTIPROC_DIR=str(metrics),
     )
     gateway.start()

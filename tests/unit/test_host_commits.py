@@ -148,7 +148,7 @@ def test_gunicorns_master_makes_it_before_forking_the_workers(
 def test_the_copies_are_read_from_the_environment() -> None:
     from api.settings import Settings
 
-    assert Settings.from_env({}).host_copies == 4096
+    assert Settings.from_env({}).host_copies == 0  # off until a known stall is mended
     assert Settings.from_env({"HOST_COPIES": "0"}).host_copies == 0
     assert Settings.from_env({"HOST_COPIES": "65536"}).host_copies == 65_536
 
